@@ -1,0 +1,86 @@
+"""Shared plumbing for experiment scripts: paths, atomic resumable results, CLI helpers.
+
+Every experiment writes ``results/<name>.npz`` atomically (temporary file, then rename)
+and ``figures/<name>.png``. Re-running reuses saved results unless ``--force``; pass
+``--plot-only`` to redraw a figure from saved results without computing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+FIGURES = ROOT / "figures"
+
+# Make `import jaxmdp` work when a script is run from a source checkout without install.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def save_npz_atomic(path: Path | str, **arrays) -> Path:
+    """Writes ``arrays`` to ``path`` via a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_npz(path: Path | str) -> dict[str, np.ndarray] | None:
+    """Loads a results file as a dict, or returns None if it does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+def save_figure(fig, name: str, *, figures_dir: Path | str | None = None) -> Path:
+    """Saves a matplotlib figure to ``figures/<name>.png`` atomically and returns the path."""
+    out_dir = Path(figures_dir) if figures_dir is not None else FIGURES
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.png"
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".png", dir=out_dir)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=130, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def base_parser(description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every experiment shares."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--force", action="store_true", help="recompute even if results exist")
+    parser.add_argument("--plot-only", action="store_true",
+                                            help="redraw the figure from saved results; compute nothing")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS)
+    parser.add_argument("--figures-dir", type=Path, default=FIGURES)
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def positive_int(name: str, value: int) -> int:
+    """Validates a CLI integer, raising ValueError that names the argument."""
+    if int(value) != value or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

@@ -1,0 +1,16 @@
+"""jaxmdp: learning unknown average-reward MDPs with index policies, in JAX.
+
+Implements the indices of Cowan, Katehakis & Pirutinsky (2019), "Accelerating the
+Computation of UCB and Related Indices for Reinforcement Learning": MDP-UCB (``kl_ucb``),
+MDP-DMED (``kinf``), OLP (``l1_ucb``) and MDP-PS, the average-reward planning they stand
+on, a ``lax.scan`` simulator for regret experiments, and gradient-based sensitivity
+analysis. Everything public is re-exported here; nothing else is public.
+"""
+
+# Index solvers (issue: index solvers).
+from jaxmdp.indices.kl import kinf, kl_ucb
+
+__all__ = [
+    "kinf",
+    "kl_ucb",
+]
