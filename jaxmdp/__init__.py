@@ -7,10 +7,7 @@ on, a ``lax.scan`` simulator for regret experiments, and gradient-based sensitiv
 analysis. Everything public is re-exported here; nothing else is public.
 """
 
-# Index solvers (issue: index solvers).
-from jaxmdp.indices.kl import kinf, kl_ucb
+# Each module adds its public names below, one import line per module, and to __all__.
 
 __all__ = [
-    "kinf",
-    "kl_ucb",
 ]
