@@ -8,6 +8,8 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
+from jaxmdp.indices.l1 import l1_ucb
 
 __all__ = [
+    "l1_ucb",
 ]
