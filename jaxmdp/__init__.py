@@ -8,8 +8,28 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
+from jaxmdp import examples
 from jaxmdp.indices.l1 import l1_ucb
+from jaxmdp.mdp import MDP
+from jaxmdp.planning import (
+    PlanningSolution,
+    PlanningStatus,
+    RegretLowerBound,
+    gaps,
+    policy_iteration,
+    regret_lower_bound,
+    solve_average_reward,
+)
 
 __all__ = [
     "l1_ucb",
+    "MDP",
+    "PlanningSolution",
+    "PlanningStatus",
+    "RegretLowerBound",
+    "examples",
+    "gaps",
+    "policy_iteration",
+    "regret_lower_bound",
+    "solve_average_reward",
 ]
