@@ -24,6 +24,7 @@ def _l1_ucb_single(p: jax.Array, v: jax.Array, d: jax.Array) -> jax.Array:
     return jnp.where(d >= 2, v_max, jnp.minimum(value, v_max))
 
 
+@jax.jit
 def l1_ucb(p: jax.typing.ArrayLike, v: jax.typing.ArrayLike, d: jax.typing.ArrayLike) -> jax.Array:
     r"""The OLP index: the largest mean of ``v`` over an L1 ball around ``p``.
 

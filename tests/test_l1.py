@@ -1,0 +1,277 @@
+"""Tests of ``jaxmdp.l1_ucb`` (the OLP index B): values against scipy's LP solver on the
+paper's linear program, degenerate cases, properties, gradients, batching and dtypes."""
+
+import hypothesis.strategies as st
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from scipy.optimize import linprog
+
+import jaxmdp
+
+_over_radii = jax.jit(jax.vmap(jaxmdp.l1_ucb, in_axes=(None, None, 0)))
+_grad = jax.jit(jax.grad(jaxmdp.l1_ucb, argnums=(0, 1, 2)))
+
+
+def _olp_linprog(p, v, d):
+    """B(p, v, d) by the paper's LP (section 4, OLP): q = p - q_plus + q_minus."""
+    n = len(p)
+    ones = np.ones(n)
+    cost = np.concatenate([v, -v])  # minimise -(v . (q_minus - q_plus))
+    a_ub = np.vstack([np.concatenate([ones, ones]), np.hstack([np.eye(n), -np.eye(n)])])
+    b_ub = np.concatenate([[d], p])
+    a_eq = np.concatenate([-ones, ones])[None]
+    res = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=b_ub,
+        A_eq=a_eq,
+        b_eq=[0.0],
+        bounds=(0, None),
+        method="highs",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    assert res.status == 0, res.message
+    return float(p @ v - res.fun)
+
+
+def _problem(seed, n, *, ties=False, zeros=0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, 0.7))
+    if zeros:
+        p[rng.choice(n, zeros, replace=False)] = 0.0
+        p /= p.sum()
+    v = rng.normal(size=n)
+    if ties:
+        v = np.round(2 * v) / 2
+    return p, v
+
+
+LP_CASES = [
+    (0, 2, False, 0),
+    (1, 8, False, 0),
+    (2, 8, True, 0),
+    (3, 8, True, 3),
+    (4, 30, False, 5),
+    (5, 30, True, 0),
+    (6, 1000, False, 100),
+]
+
+
+@pytest.mark.parametrize("seed,n,ties,zeros", LP_CASES)
+def test_matches_paper_linear_program(seed, n, ties, zeros):
+    p, v = _problem(seed, n, ties=ties, zeros=zeros)
+    radii = np.array([1e-6, 0.05, 0.3, 0.9, 1.5, 1.99])
+    got = np.asarray(_over_radii(p, v, radii))
+    want = np.array([_olp_linprog(p, v, d) for d in radii])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_zero_probability_on_argmax_state():
+    # All the moved mass lands on the zero-probability best state.
+    p = np.array([0.5, 0.5, 0.0])
+    v = np.array([0.0, 1.0, 3.0])
+    # d = 0.6 moves 0.3 from v=0 to v=3: 0.5 + 0.9 = 1.4.
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, 0.6), 1.4, rtol=1e-15)
+    # d = 1.4 moves 0.5 from v=0 and 0.2 from v=1: 0.5 + 1.5 + 0.4 = 2.4.
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, 1.4), 2.4, rtol=1e-15)
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, 2.0), 3.0, rtol=0)
+
+
+def test_hand_example_from_docstring():
+    p = np.array([0.5, 0.3, 0.2])
+    v = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, 0.4), 1.1, rtol=1e-15)
+    # Past d/2 = 1 - p_best = 0.8 nothing is left to move: B = max v.
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, 1.7), 2.0, rtol=1e-15)
+
+
+@pytest.mark.parametrize("d", [0.0, -0.5, -np.inf])
+def test_nonpositive_radius_gives_mean(d):
+    p, v = _problem(7, 8)
+    np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, d), p @ v, rtol=1e-14)
+
+
+@pytest.mark.parametrize("d", [2.0, 2.5, 1e9, np.inf])
+def test_radius_two_or_more_gives_max(d):
+    p, v = _problem(8, 8)
+    assert float(jaxmdp.l1_ucb(p, v, d)) == v.max()
+
+
+def test_constant_values_give_the_constant():
+    p, _ = _problem(9, 8)
+    v = np.full(8, 0.25)
+    radii = np.array([0.0, 0.3, 1.0, 1.7, 2.0, 3.0])
+    np.testing.assert_allclose(_over_radii(p, v, radii), 0.25, rtol=1e-15)
+
+
+def test_reduces_to_bernoulli_closed_form():
+    # Two states with v in {0, 1} and P(v=1) = a: B = min(a + d/2, 1).
+    a = np.array([0.0, 0.1, 0.5, 0.93])
+    p = np.stack([1 - a, a], axis=-1)
+    v = np.array([0.0, 1.0])
+    for d in [0.0, 0.1, 0.5, 1.9]:
+        np.testing.assert_allclose(jaxmdp.l1_ucb(p, v, d), np.minimum(a + d / 2, 1), rtol=1e-15)
+
+
+# Properties (hypothesis), at a fixed S so that one compilation serves every example.
+S_PROP = 8
+_weights = st.lists(st.floats(0.0, 1.0), min_size=S_PROP, max_size=S_PROP).filter(
+    lambda w: sum(w) > 1e-3
+)
+_values = st.lists(
+    st.one_of(st.floats(-10.0, 10.0), st.sampled_from([-1.0, 0.0, 1.0])),
+    min_size=S_PROP,
+    max_size=S_PROP,
+)
+_radii = st.lists(st.floats(-0.5, 2.5), min_size=8, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_weights, _values, _radii)
+def test_property_monotone_in_radius_and_bounded(w, v, radii):
+    p = np.asarray(w) / np.sum(w)
+    v = np.asarray(v)
+    radii = np.sort(np.asarray(radii))
+    b = np.asarray(_over_radii(p, v, radii))
+    scale = 1e-12 * (1 + np.abs(v).max())
+    assert np.all(np.diff(b) >= -scale)
+    assert np.all(b >= p @ v - scale)
+    assert np.all(b <= v.max())
+
+
+@settings(max_examples=60, deadline=None)
+@given(_weights, _values, st.floats(0.1, 5.0), st.floats(-3.0, 3.0), _radii)
+def test_property_affine_equivariance(w, v, scale, shift, radii):
+    p = np.asarray(w) / np.sum(w)
+    v = np.asarray(v)
+    radii = np.asarray(radii)
+    b = np.asarray(_over_radii(p, v, radii))
+    b_affine = np.asarray(_over_radii(p, scale * v + shift, radii))
+    np.testing.assert_allclose(b_affine, scale * b + shift, rtol=1e-12, atol=1e-12 * (1 + 10 * scale))
+
+
+# Gradients.
+def _optimal_q(p, v, d):
+    """The greedy optimiser q* of B (numpy, for the closed-form gradients)."""
+    q = p.copy()
+    best = int(np.argmax(v))
+    move = min(d / 2, 1 - p[best])
+    left = move
+    for x in np.argsort(v, kind="stable"):
+        if x == best:
+            continue
+        take = min(left, q[x])
+        q[x] -= take
+        left -= take
+    q[best] += move
+    return q
+
+
+GRAD_CASES = [(10, 8, 0.3), (11, 8, 0.7), (12, 8, 1.2), (13, 30, 0.05)]
+
+
+@pytest.mark.parametrize("seed,n,d", GRAD_CASES)
+def test_gradients_closed_form_and_finite_differences(seed, n, d):
+    p, v = _problem(seed, n)
+    grads = _grad(p, v, d)
+    g_p, g_v, g_d = (np.asarray(g) for g in grads)
+    q = _optimal_q(p, v, d)
+    # dB/dv = q*; dB/dd = (V - v_k)/2 with k the state mass is being taken from.
+    np.testing.assert_allclose(g_v, q, rtol=1e-12, atol=1e-14)
+    k = np.argsort(v)[np.searchsorted(np.cumsum(p[np.argsort(v)]), d / 2)]
+    np.testing.assert_allclose(g_d, (v.max() - v[k]) / 2, rtol=1e-12)
+
+    rng = np.random.default_rng(seed + 100)
+    h = 1e-7
+    dir_p = rng.normal(size=n)
+    dir_p -= dir_p.mean()  # stay on the simplex
+    dir_v = rng.normal(size=n)
+
+    def central(f):
+        return (f(h) - f(-h)) / (2 * h)
+
+    fd_p = central(lambda t: float(jaxmdp.l1_ucb(p + t * dir_p, v, d)))
+    fd_v = central(lambda t: float(jaxmdp.l1_ucb(p, v + t * dir_v, d)))
+    fd_d = central(lambda t: float(jaxmdp.l1_ucb(p, v, d + t)))
+    np.testing.assert_allclose(g_p @ dir_p, fd_p, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g_v @ dir_v, fd_v, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g_d, fd_d, rtol=1e-6, atol=1e-9)
+
+    # JVP against VJP.
+    tangents = (dir_p, dir_v, 0.37)
+    _, jvp = jax.jvp(jaxmdp.l1_ucb, (p, v, d), tangents)
+    vjp_dot = g_p @ dir_p + g_v @ dir_v + g_d * 0.37
+    np.testing.assert_allclose(jvp, vjp_dot, rtol=1e-12)
+
+
+def test_gradients_under_vmap_match_single_instances():
+    cases = [_problem(seed, 8) for seed in range(20, 24)]
+    p = np.stack([c[0] for c in cases])
+    v = np.stack([c[1] for c in cases])
+    d = np.array([0.1, 0.5, 1.0, 1.7])
+    batched = jax.vmap(jax.grad(jaxmdp.l1_ucb, argnums=(0, 1, 2)))(p, v, d)
+    for i in range(4):
+        single = _grad(p[i], v[i], d[i])
+        for b, s in zip(batched, single):
+            np.testing.assert_allclose(b[i], s, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("d", [0.0, 2.0, 0.4, 1.0, 5.0, -1.0])
+def test_gradients_finite_at_kinks(d):
+    # d/2 = 0.2 and 0.5 are exactly the cumulative masses of the lowest states; v has ties
+    # at the top and p is zero on one of the argmax states.
+    p = np.array([0.2, 0.3, 0.25, 0.0, 0.125, 0.125, 0.0, 0.0])
+    v = np.array([-1.0, 0.0, 0.5, 0.5, 1.0, 2.0, 2.0, -3.0])
+    grads = _grad(p, v, d)
+    for g in grads:
+        assert np.all(np.isfinite(np.asarray(g)))
+
+
+# Shapes, batching, validation.
+def test_shapes_and_broadcasting():
+    p, v = _problem(30, 8)
+    assert jaxmdp.l1_ucb(p, v, 0.5).shape == ()
+    p_batch = np.stack([p, p[::-1], np.roll(p, 2)])
+    out = jaxmdp.l1_ucb(p_batch, v, np.array([0.1, 0.5, 1.5]))
+    assert out.shape == (3,)
+    for i, d in enumerate([0.1, 0.5, 1.5]):
+        np.testing.assert_allclose(out[i], jaxmdp.l1_ucb(p_batch[i], v, d), rtol=1e-15)
+    grid = jaxmdp.l1_ucb(p_batch[None], v, np.array([[0.1], [0.4]]))
+    assert grid.shape == (2, 3)
+    np.testing.assert_allclose(grid[1, 2], jaxmdp.l1_ucb(p_batch[2], v, 0.4), rtol=1e-15)
+    np.testing.assert_allclose(
+        jax.jit(jax.vmap(jaxmdp.l1_ucb, in_axes=(0, None, None)))(p_batch, v, 0.4), grid[1]
+    )
+
+
+def test_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="got shapes"):
+        jaxmdp.l1_ucb(np.ones(3) / 3, np.ones(4), 0.1)
+    with pytest.raises(ValueError, match="got shapes"):
+        jaxmdp.l1_ucb(np.float64(1.0), np.ones(1), 0.1)
+
+
+@pytest.mark.parametrize("n", [30, 100_000])
+def test_float32_close_to_float64_and_no_nan(n):
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.ones(n))
+    p[: n // 10] = 1e-12  # tiny entries
+    p /= p.sum()
+    v = rng.uniform(size=n)
+    v[n // 2] = 1e6  # one huge outlier
+    v[: n // 5] = v[0]  # ties
+    d = np.array([0.0, 1e-12, 1e-3, 0.5, 1.999, 2.0])
+    b64 = np.asarray(_over_radii(p, v, d))
+    b32 = _over_radii(p.astype(np.float32), v.astype(np.float32), d.astype(np.float32))
+    assert b32.dtype == jnp.float32
+    assert b64.dtype == np.float64
+    assert np.all(np.isfinite(b64)) and np.all(np.isfinite(np.asarray(b32)))
+    np.testing.assert_allclose(np.asarray(b32), b64, rtol=2e-5, atol=2e-5 * np.abs(v).max())
+    # The radius-1e-3 index against the LP only where the LP is small enough to be quick.
+    if n == 30:
+        np.testing.assert_allclose(b64[2], _olp_linprog(p, v, 1e-3), rtol=1e-9)
+    g = _grad(p.astype(np.float32), v.astype(np.float32), np.float32(0.5))
+    assert all(np.all(np.isfinite(np.asarray(x))) for x in g)
