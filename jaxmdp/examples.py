@@ -8,6 +8,10 @@ over keys (with ``S``, ``A``, ``b`` static).
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -96,14 +100,21 @@ def _check_sizes(**sizes: int) -> None:
             raise ValueError(f"{name} must be a positive Python int, got {value!r}")
 
 
-def _positive_exponential(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
-    """Exp(1) draws that are strictly positive: -log(u) with u in [tiny, 1)."""
-    u = jax.random.uniform(key, shape, dtype=dtype, minval=jnp.finfo(dtype).tiny, maxval=1)
-    return -jnp.log(u)
+def _uniforms(key: jax.Array, shapes: tuple[tuple[int, ...], ...], dtype) -> list[jax.Array]:
+    """Independent Uniform[tiny, 1) arrays of the given shapes from one draw.
+
+    One ``jax.random.uniform`` call (instead of one per array) keeps compilation short.
+    """
+    sizes = [math.prod(shape) for shape in shapes]
+    flat = jax.random.uniform(
+        key, (sum(sizes),), dtype=dtype, minval=jnp.finfo(dtype).tiny, maxval=1
+    )
+    parts = jnp.split(flat, list(itertools.accumulate(sizes))[:-1])
+    return [part.reshape(shape) for part, shape in zip(parts, shapes, strict=True)]
 
 
 def random_mdp(key: jax.Array, S: int, A: int, *, dtype=None) -> MDP:
-    r"""A random dense MDP: Dirichlet(1, ..., 1) rows, Uniform[0, 1) rewards.
+    r"""A random dense MDP: Dirichlet(1, ..., 1) rows, Uniform(0, 1) rewards.
 
     Each row ``P[x, a]`` is uniform on the simplex (normalised exponentials), and every
     entry is positive and every policy is unichain (irreducible).
@@ -127,12 +138,17 @@ def random_mdp(key: jax.Array, S: int, A: int, *, dtype=None) -> MDP:
         (8, 10, 4, 10)
     """
     _check_sizes(S=S, A=A)
-    dtype = jnp.result_type(float) if dtype is None else dtype
-    key_p, key_r = jax.random.split(key)
-    weights = _positive_exponential(key_p, (S, A, S), dtype)
-    P = weights / jnp.sum(weights, axis=-1, keepdims=True)
-    R = jax.random.uniform(key_r, (S, A), dtype=dtype)
+    dtype = jnp.result_type(float) if dtype is None else jnp.dtype(dtype)
+    P, R = _random_mdp_arrays(key, S=int(S), A=int(A), dtype=dtype)
     return MDP.unchecked(P, R)
+
+
+@functools.partial(jax.jit, static_argnames=("S", "A", "dtype"))
+def _random_mdp_arrays(key, *, S, A, dtype):
+    u_p, u_r = _uniforms(key, ((S, A, S), (S, A)), dtype)
+    weights = -jnp.log(u_p)  # Exp(1), strictly positive since u < 1
+    P = weights / jnp.sum(weights, axis=-1, keepdims=True)
+    return P, u_r
 
 
 def garnet(key: jax.Array, S: int, A: int, b: int, *, dtype=None) -> MDP:
@@ -140,7 +156,7 @@ def garnet(key: jax.Array, S: int, A: int, b: int, *, dtype=None) -> MDP:
 
     For every ``(x, a)`` a uniformly random subset of ``b`` next states is drawn and the
     row is Dirichlet(1, ..., 1) on it (the classic "b - 1 uniform cut points" weights);
-    rewards are Uniform[0, 1). With small ``b`` some policies may be multichain; the
+    rewards are Uniform(0, 1). With small ``b`` some policies may be multichain; the
     planner then reports a singular evaluation (see
     :func:`~jaxmdp.policy_iteration`).
 
@@ -165,13 +181,16 @@ def garnet(key: jax.Array, S: int, A: int, b: int, *, dtype=None) -> MDP:
     _check_sizes(S=S, A=A, b=b)
     if b > S:
         raise ValueError(f"b must satisfy 1 <= b <= S = {S}, got b = {b}")
-    dtype = jnp.result_type(float) if dtype is None else dtype
-    key_support, key_p, key_r = jax.random.split(key, 3)
-    # A uniformly random b-subset per row: the b smallest of S i.i.d. uniforms.
-    scores = jax.random.uniform(key_support, (S, A, S))
-    ranks = jnp.argsort(jnp.argsort(scores, axis=-1), axis=-1)
-    support = ranks < b
-    weights = jnp.where(support, _positive_exponential(key_p, (S, A, S), dtype), 0)
-    P = weights / jnp.sum(weights, axis=-1, keepdims=True)
-    R = jax.random.uniform(key_r, (S, A), dtype=dtype)
+    dtype = jnp.result_type(float) if dtype is None else jnp.dtype(dtype)
+    P, R = _garnet_arrays(key, b, S=int(S), A=int(A), dtype=dtype)
     return MDP.unchecked(P, R)
+
+
+@functools.partial(jax.jit, static_argnames=("S", "A", "dtype"))
+def _garnet_arrays(key, b, *, S, A, dtype):
+    scores, u_p, u_r = _uniforms(key, ((S, A, S), (S, A, S), (S, A)), dtype)
+    # A uniformly random b-subset per row: the b smallest of S i.i.d. uniforms.
+    ranks = jnp.argsort(jnp.argsort(scores, axis=-1), axis=-1)
+    weights = jnp.where(ranks < b, -jnp.log(u_p), 0)  # Exp(1) on the support
+    P = weights / jnp.sum(weights, axis=-1, keepdims=True)
+    return P, u_r

@@ -20,13 +20,13 @@ differentiated.
 from __future__ import annotations
 
 import enum
-import functools
 import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxmdp.mdp import MDP
@@ -125,8 +125,6 @@ def _effective_mask(mdp_mask: jax.Array, mask: jax.Array | None) -> jax.Array:
     if mask is None:
         return mdp_mask
     mask = jnp.asarray(mask)
-    if mask.shape != mdp_mask.shape:
-        raise ValueError(f"mask must have shape {mdp_mask.shape}, got shape {mask.shape}")
     restricted = jnp.logical_and(mdp_mask, mask.astype(bool))
     empty = ~jnp.any(restricted, axis=-1, keepdims=True)
     return jnp.where(empty, mdp_mask, restricted)
@@ -141,11 +139,6 @@ def _initial_policy(R: jax.Array, mask: jax.Array, init_policy) -> jax.Array:
     if init_policy is None:
         return greedy
     init_policy = jnp.asarray(init_policy)
-    if init_policy.shape != greedy.shape or not jnp.issubdtype(init_policy.dtype, jnp.integer):
-        raise ValueError(
-            f"init_policy must be an integer array of shape {greedy.shape}, got "
-            f"{init_policy.dtype} array of shape {init_policy.shape}"
-        )
     num_actions = R.shape[-1]
     clipped = jnp.clip(init_policy, 0, num_actions - 1).astype(jnp.int32)
     admissible = jnp.take_along_axis(mask, clipped[:, None], axis=1)[:, 0]
@@ -228,10 +221,8 @@ def _with_evaluation_derivatives_jvp(primals, tangents):
     return (gain, bias), (dx[0], dx.at[0].set(0))
 
 
-@functools.partial(jax.jit, static_argnames=("max_steps", "rtol"))
-def _policy_iteration(P, R, mask, init_policy, *, max_steps: int, rtol: float | None):
+def _iterate(P, R, mask, init_policy, max_steps, rtol) -> PlanningSolution:
     num_states = P.shape[-1]
-    rtol = _default_rtol(P.dtype, num_states) if rtol is None else rtol
     P_const = jax.lax.stop_gradient(P)
     R_const = jax.lax.stop_gradient(R)
 
@@ -267,6 +258,62 @@ def _policy_iteration(P, R, mask, init_policy, *, max_steps: int, rtol: float | 
         P, R, final.policy, final.gain, final.bias, final.lu, final.piv, final.ok
     )
     return PlanningSolution(gain, bias, final.policy, final.step, status.astype(jnp.int32))
+
+
+def _float_dtype(P, R):
+    dtype = jnp.result_type(P, R)
+    return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.result_type(float)
+
+
+def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol) -> PlanningSolution:
+    """Normalises optional arguments to arrays, so that one program serves all calls."""
+    dtype = _float_dtype(P, R)
+    num_states = jnp.shape(P)[-1]
+    if base_mask is None:
+        base_mask = np.ones(jnp.shape(R), bool)
+    if mask is None:
+        mask = base_mask
+    if init_policy is None:
+        init_policy = np.full(num_states, -1, np.int32)  # out of range: the default start
+    rtol = _default_rtol(dtype, num_states) if rtol is None else rtol
+    return _policy_iteration_jit(
+        jnp.asarray(P, dtype),
+        jnp.asarray(R, dtype),
+        jnp.asarray(base_mask, bool),
+        jnp.asarray(mask, bool),
+        jnp.asarray(init_policy, jnp.int32),
+        jnp.asarray(max_steps, jnp.int32),
+        jnp.asarray(rtol, dtype),
+    )
+
+
+@jax.jit
+def _policy_iteration_jit(P, R, base_mask, mask, init_policy, max_steps, rtol):
+    # One compiled program per shape and dtype: max_steps and rtol are traced values.
+    mask = _effective_mask(base_mask, mask)
+    init = _initial_policy(R, mask, init_policy)
+    return _iterate(P, R, mask, init, max_steps, rtol)
+
+
+def _check_arguments(P, R, mask, init_policy, max_steps, rtol) -> None:
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive Python int, got {max_steps!r}")
+    if rtol is not None and not (isinstance(rtol, float | int) and rtol >= 0):
+        raise ValueError(f"rtol must be a non-negative Python float or None, got {rtol!r}")
+    P_shape, R_shape = jnp.shape(P), jnp.shape(R)
+    if len(P_shape) != 3 or P_shape[0] != P_shape[2] or R_shape != P_shape[:2]:
+        raise ValueError(
+            f"P and R must have shapes [S, A, S] and [S, A], got {P_shape} and {R_shape}"
+        )
+    if mask is not None and jnp.shape(mask) != R_shape:
+        raise ValueError(f"mask must have shape {R_shape}, got shape {jnp.shape(mask)}")
+    if init_policy is not None:
+        dtype = jnp.result_type(init_policy)
+        if jnp.shape(init_policy) != R_shape[:1] or not jnp.issubdtype(dtype, jnp.integer):
+            raise ValueError(
+                f"init_policy must be an integer array of shape {R_shape[:1]}, got "
+                f"{dtype} array of shape {jnp.shape(init_policy)}"
+            )
 
 
 def policy_iteration(
@@ -334,28 +381,8 @@ def policy_iteration(
         >>> sol.policy.tolist(), int(sol.status) == jm.PlanningStatus.CONVERGED
         ([0, 1, 0], True)
     """
-    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive Python int, got {max_steps!r}")
-    if rtol is not None and not (isinstance(rtol, float | int) and rtol >= 0):
-        raise ValueError(f"rtol must be a non-negative Python float or None, got {rtol!r}")
-    P = jnp.asarray(P)
-    R = jnp.asarray(R)
-    if P.ndim != 3 or R.ndim != 2 or P.shape[:2] != R.shape or P.shape[0] != P.shape[2]:
-        raise ValueError(
-            f"P and R must have shapes [S, A, S] and [S, A], got {P.shape} and {R.shape}"
-        )
-    dtype = jnp.result_type(P, R)
-    if not jnp.issubdtype(dtype, jnp.floating):
-        dtype = jnp.result_type(float)
-    P = P.astype(dtype)
-    R = R.astype(dtype)
-    # Relative to "all admissible", so a state whose mask row is empty allows every action.
-    all_actions = jnp.ones(R.shape, bool)
-    mask = all_actions if mask is None else _effective_mask(all_actions, mask)
-    init = _initial_policy(R, mask, init_policy)
-    return _policy_iteration(
-        P, R, mask, init, max_steps=max_steps, rtol=None if rtol is None else float(rtol)
-    )
+    _check_arguments(P, R, mask, init_policy, max_steps, rtol)
+    return _policy_iteration(P, R, None, mask, init_policy, max_steps, rtol)
 
 
 def solve_average_reward(
@@ -401,19 +428,15 @@ def solve_average_reward(
     return sol.gain, sol.bias, sol.policy
 
 
-def _solve(mdp: MDP, mask, init_policy, *, max_steps: int, rtol) -> PlanningSolution:
+def _check_mdp(mdp: MDP, mask, init_policy, max_steps: int, rtol) -> None:
     if not isinstance(mdp, MDP):
         raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
-    effective = _effective_mask(mdp.mask, mask)
-    return policy_iteration(mdp.P, mdp.R, effective, init_policy, max_steps=max_steps, rtol=rtol)
+    _check_arguments(mdp.P, mdp.R, mask, init_policy, max_steps, rtol)
 
 
-def _gaps_from_solution(mdp: MDP, sol: PlanningSolution, rtol: float | None) -> jax.Array:
-    rtol = _default_rtol(mdp.P.dtype, mdp.num_states) if rtol is None else rtol
-    q = _q_values(mdp.P, mdp.R, sol.bias)
-    delta = sol.gain + sol.bias[:, None] - q
-    delta = jnp.where(delta <= _tolerance(mdp.R, mdp.mask, sol.bias, rtol), 0, delta)
-    return jnp.where(mdp.mask, delta, jnp.inf)
+def _solve(mdp: MDP, mask, init_policy, *, max_steps: int, rtol) -> PlanningSolution:
+    _check_mdp(mdp, mask, init_policy, max_steps, rtol)
+    return _policy_iteration(mdp.P, mdp.R, mdp.mask, mask, init_policy, max_steps, rtol)
 
 
 def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None) -> jax.Array:
@@ -441,8 +464,24 @@ def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = N
         >>> jm.gaps(jm.examples.paper_mdp()).shape
         (3, 2)
     """
-    sol = _solve(mdp, None, None, max_steps=max_steps, rtol=rtol)
-    return _gaps_from_solution(mdp, sol, rtol)
+    return _solve_with_gaps(mdp, max_steps, rtol)[1]
+
+
+def _solve_with_gaps(mdp: MDP, max_steps: int, rtol) -> tuple[PlanningSolution, jax.Array]:
+    _check_mdp(mdp, None, None, max_steps, rtol)
+    sol = _policy_iteration(mdp.P, mdp.R, mdp.mask, None, None, max_steps, rtol)
+    rtol = _default_rtol(sol.bias.dtype, mdp.num_states) if rtol is None else rtol
+    return sol, _gaps_from_solution(mdp, sol, jnp.asarray(rtol, sol.bias.dtype))
+
+
+@jax.jit
+def _gaps_from_solution(mdp: MDP, sol: PlanningSolution, rtol: jax.Array) -> jax.Array:
+    P = jnp.asarray(mdp.P, sol.bias.dtype)
+    R = jnp.asarray(mdp.R, sol.bias.dtype)
+    q = _q_values(P, R, sol.bias)
+    delta = sol.gain + sol.bias[:, None] - q
+    delta = jnp.where(delta <= _tolerance(R, mdp.mask, sol.bias, rtol), 0, delta)
+    return jnp.where(mdp.mask, delta, jnp.inf)
 
 
 def regret_lower_bound(
@@ -480,15 +519,17 @@ def regret_lower_bound(
     """
     from jaxmdp.indices.kl import kinf
 
-    sol = _solve(mdp, None, None, max_steps=max_steps, rtol=rtol)
-    delta = _gaps_from_solution(mdp, sol, rtol)
-    suboptimal = mdp.mask & (delta > 0)
+    sol, delta = _solve_with_gaps(mdp, max_steps, rtol)
     level = sol.gain + sol.bias[:, None] - mdp.R
-    values = jnp.broadcast_to(sol.bias, mdp.P.shape)
-    K = kinf(mdp.P, values, level)
-    K = jnp.where(suboptimal, K, jnp.where(mdp.mask, 0, jnp.inf))
-    positive = suboptimal & (K > 0)
-    finite = positive & jnp.isfinite(K)
+    K = kinf(mdp.P, jnp.broadcast_to(sol.bias, mdp.P.shape), level)
+    return _combine_lower_bound(delta, K, mdp.mask)
+
+
+@jax.jit
+def _combine_lower_bound(delta, K, mask) -> RegretLowerBound:
+    suboptimal = mask & (delta > 0)
+    K = jnp.where(suboptimal, K, jnp.where(mask, 0, jnp.inf))
+    finite = suboptimal & (K > 0) & jnp.isfinite(K)
     ratio = jnp.where(finite, delta, 0) / jnp.where(finite, K, 1)
     ratio = jnp.where(suboptimal & (K <= 0), jnp.inf, ratio)
     return RegretLowerBound(jnp.sum(ratio), K, delta)

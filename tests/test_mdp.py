@@ -1,0 +1,245 @@
+"""Tests for the MDP pytree, its validation, and the example MDPs."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+
+
+def _valid(S=3, A=2):
+    P = np.full((S, A, S), 1.0 / S)
+    R = np.arange(S * A, dtype=float).reshape(S, A) / (S * A)
+    return P, R
+
+
+def test_construction_stores_float_arrays_and_default_mask():
+    P, R = _valid()
+    mdp = jm.MDP(P, R)
+    assert mdp.P.dtype == jnp.float64 and mdp.R.dtype == jnp.float64
+    assert mdp.mask.dtype == jnp.bool_ and bool(mdp.mask.all())
+    assert (mdp.num_states, mdp.num_actions) == (3, 2)
+    np.testing.assert_array_equal(mdp.P, P)
+
+
+def test_integer_inputs_become_float_and_01_mask_becomes_bool():
+    P = np.zeros((2, 1, 2), dtype=int)
+    P[:, 0, 1] = 1
+    mdp = jm.MDP(P, np.array([[1], [2]]), mask=np.array([[1], [1]]))
+    assert jnp.issubdtype(mdp.P.dtype, jnp.floating) and mdp.P.dtype == mdp.R.dtype
+    assert mdp.mask.dtype == jnp.bool_
+
+
+def test_negative_rewards_are_allowed():
+    P, R = _valid()
+    jm.MDP(P, -R - 1.0)
+
+
+def test_inadmissible_rows_need_not_sum_to_one():
+    P, R = _valid()
+    P[1, 1] = 0.0
+    mask = np.ones((3, 2), bool)
+    mask[1, 1] = False
+    mdp = jm.MDP(P, R, mask)
+    assert not bool(mdp.mask[1, 1])
+
+
+def test_float32_rows_normalised_by_division_pass():
+    P = np.random.default_rng(0).uniform(size=(1000, 2, 1000)).astype(np.float32)
+    P = P / P.sum(-1, keepdims=True)
+    jm.MDP(P, jnp.zeros((1000, 2), jnp.float32))
+
+
+_BAD_INPUTS = {
+    # name: (P, R, mask, argument named in the message, fragment of the message)
+    "P_rank": (np.full((3, 3), 1 / 3), np.zeros((3, 2)), None, "P", "got shape (3, 3)"),
+    "P_not_square": (np.full((3, 2, 4), 0.25), np.zeros((3, 2)), None, "P", "got shape"),
+    "P_empty": (np.zeros((0, 2, 0)), np.zeros((0, 2)), None, "P", "got shape"),
+    "R_rank": (np.full((3, 2, 3), 1 / 3), np.zeros((3, 2, 1)), None, "R", "got shape"),
+    "R_shape": (np.full((3, 2, 3), 1 / 3), np.zeros((3, 3)), None, "R", "got shape (3, 3)"),
+    "mask_shape": (
+        np.full((3, 2, 3), 1 / 3),
+        np.zeros((3, 2)),
+        np.ones((2, 3), bool),
+        "mask",
+        "got shape (2, 3)",
+    ),
+    "mask_values": (
+        np.full((3, 2, 3), 1 / 3),
+        np.zeros((3, 2)),
+        np.full((3, 2), 2),
+        "mask",
+        "got values",
+    ),
+    "P_negative": (
+        np.array([[[1.1, -0.1]], [[0.5, 0.5]]]),
+        np.zeros((2, 1)),
+        None,
+        "P",
+        "got P[0, 0, 1] = -0.1",
+    ),
+    "P_nan": (
+        np.array([[[np.nan, 1.0]], [[0.5, 0.5]]]),
+        np.zeros((2, 1)),
+        None,
+        "P",
+        "got P[0, 0, 0] = nan",
+    ),
+    "P_inf": (
+        np.array([[[0.5, 0.5]], [[np.inf, 0.0]]]),
+        np.zeros((2, 1)),
+        None,
+        "P",
+        "got P[1, 0, 0] = inf",
+    ),
+    "R_nan": (np.full((2, 1, 2), 0.5), np.array([[0.0], [np.nan]]), None, "R", "= nan"),
+    "R_inf": (np.full((2, 1, 2), 0.5), np.array([[-np.inf], [0.0]]), None, "R", "= -inf"),
+    "P_row_sum": (
+        np.array([[[0.5, 0.5]], [[0.5, 0.5 + 2e-6]]]),
+        np.zeros((2, 1)),
+        None,
+        "P",
+        "sum(P[1, 0])",
+    ),
+    "P_row_sum_below": (
+        np.array([[[0.3, 0.3]], [[0.5, 0.5]]]),
+        np.zeros((2, 1)),
+        None,
+        "P",
+        "sum(P[0, 0]) = 0.6",
+    ),
+    "no_admissible_action": (
+        np.full((3, 2, 3), 1 / 3),
+        np.zeros((3, 2)),
+        np.array([[True, False], [False, False], [True, True]]),
+        "mask",
+        "got state 1",
+    ),
+    "complex": (np.full((2, 1, 2), 0.5 + 0j), np.zeros((2, 1)), None, "P", "got dtype"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_INPUTS))
+def test_bad_input_raises_value_error_naming_argument(case):
+    P, R, mask, name, fragment = _BAD_INPUTS[case]
+    with pytest.raises(ValueError, match=rf"\b{name}\b") as info:
+        jm.MDP(P, R, mask)
+    assert fragment in str(info.value)
+    assert "got" in str(info.value)
+
+
+def test_row_sum_within_tolerance_passes():
+    P = np.array([[[0.5, 0.5]], [[0.5, 0.5 + 5e-7]]])
+    jm.MDP(P, np.zeros((2, 1)))
+
+
+def test_unchecked_skips_validation():
+    mdp = jm.MDP.unchecked(np.full((2, 1, 2), 0.7), np.zeros((2, 1)))
+    assert mdp.mask.shape == (2, 1) and bool(mdp.mask.all())
+    with pytest.raises(ValueError):
+        jm.MDP(np.full((2, 1, 2), 0.7), np.zeros((2, 1)))
+
+
+def test_pytree_roundtrip_jit_vmap_scan():
+    mdp = jm.examples.paper_mdp()
+    leaves, treedef = jax.tree_util.tree_flatten(mdp)
+    assert len(leaves) == 3
+    again = jax.tree_util.tree_unflatten(treedef, leaves)
+    assert isinstance(again, jm.MDP)
+    paths = [jax.tree_util.keystr(k) for k, _ in jax.tree_util.tree_leaves_with_path(mdp)]
+    assert paths == [".P", ".R", ".mask"]
+
+    @jax.jit
+    def scaled(m):
+        return jm.MDP.unchecked(m.P, 2 * m.R, m.mask)
+
+    np.testing.assert_allclose(scaled(mdp).R, 2 * mdp.R)
+
+    batch = jax.tree.map(lambda x: jnp.stack([x, x]), mdp)
+    sums = jax.vmap(lambda m: m.R.sum())(batch)
+    np.testing.assert_allclose(sums, [mdp.R.sum()] * 2)
+    assert batch.num_states == 3 and batch.num_actions == 2
+
+    def step(m, _):
+        return jm.MDP.unchecked(m.P, m.R + 1, m.mask), m.R.sum()
+
+    final, outs = jax.lax.scan(step, mdp, length=3)
+    np.testing.assert_allclose(final.R, mdp.R + 3)
+    assert outs.shape == (3,)
+
+
+def test_constructor_on_tracers_runs_shape_checks_only():
+    P, R = _valid()
+
+    @jax.jit
+    def build(P, R):
+        return jm.MDP(P, R).R.sum()
+
+    assert float(build(P, R)) == pytest.approx(R.sum())
+    with pytest.raises(ValueError, match=r"\bR\b"):
+        jax.jit(lambda P: jm.MDP(P, np.zeros((2, 2))).R)(P)
+
+
+def test_paper_mdp_matches_section_5():
+    mdp = jm.examples.paper_mdp()
+    np.testing.assert_array_equal(
+        mdp.P[:, 0], [[0.04, 0.69, 0.27], [0.88, 0.01, 0.11], [0.02, 0.46, 0.52]]
+    )
+    np.testing.assert_array_equal(
+        mdp.P[:, 1], [[0.28, 0.68, 0.04], [0.26, 0.33, 0.41], [0.43, 0.35, 0.22]]
+    )
+    np.testing.assert_array_equal(mdp.R[:, 0], [0.13, 0.47, 0.89])
+    np.testing.assert_array_equal(mdp.R[:, 1], [0.18, 0.71, 0.63])
+    assert jm.examples.paper_mdp(dtype=jnp.float32).P.dtype == jnp.float32
+
+
+def test_rigged_counts_match_section_5_1():
+    counts = jm.examples.rigged_counts()
+    assert counts.dtype == jnp.int32 and counts.shape == (3, 2, 3)
+    np.testing.assert_array_equal(counts[:, 0], [[8, 1, 1], [1, 1, 8], [8, 1, 1]])
+    np.testing.assert_array_equal(counts[:, 1], [[1, 1, 8], [8, 1, 1], [1, 1, 8]])
+    assert int(counts.sum()) == 60
+
+
+@pytest.mark.parametrize("S,A", [(1, 1), (40, 2)])
+def test_random_mdp_is_valid_and_seeded(S, A):
+    mdp = jm.examples.random_mdp(jax.random.key(3), S, A)
+    jm.MDP(mdp.P, mdp.R, mdp.mask)  # passes validation
+    assert mdp.P.shape == (S, A, S) and mdp.R.shape == (S, A)
+    assert bool((mdp.P > 0).all())
+    assert bool(((mdp.R >= 0) & (mdp.R < 1)).all())
+    again = jm.examples.random_mdp(jax.random.key(3), S, A)
+    np.testing.assert_array_equal(mdp.P, again.P)
+    other = jm.examples.random_mdp(jax.random.key(4), S, A)
+    assert S * A == 1 or not np.array_equal(mdp.P, other.P)
+
+
+def test_random_mdp_rows_look_dirichlet_uniform():
+    # Under Dirichlet(1, ..., 1) on S = 40 states every marginal is Beta(1, 39).
+    mdp = jm.examples.random_mdp(jax.random.key(0), 40, 2)
+    x = 40 * np.asarray(mdp.P).ravel()  # Beta(1, 39) scaled by S: mean 1, variance 39/41
+    assert abs(x.mean() - 1) < 1e-12  # rows sum to one
+    assert abs(x.var() - 39 / 41) < 0.1
+
+
+@pytest.mark.parametrize("S,A,b", [(10, 3, 1), (10, 3, 4), (10, 3, 10)])
+def test_garnet_support_size(S, A, b):
+    mdp = jm.examples.garnet(jax.random.key(1), S, A, b)
+    jm.MDP(mdp.P, mdp.R, mdp.mask)
+    np.testing.assert_array_equal((mdp.P > 0).sum(-1), np.full((S, A), b))
+
+
+def test_generators_vmap_over_keys():
+    keys = jax.random.split(jax.random.key(0), 4)
+    mdps = jax.vmap(lambda k: jm.examples.garnet(k, 10, 3, 4))(keys)
+    assert isinstance(mdps, jm.MDP) and mdps.P.shape == (4, 10, 3, 10)
+    np.testing.assert_array_equal(mdps.P[2], jm.examples.garnet(keys[2], 10, 3, 4).P)
+
+
+@pytest.mark.parametrize(
+    "kwargs,name", [({"S": 0, "A": 2, "b": 1}, "S"), ({"S": 3, "A": 2, "b": 4}, "b")]
+)
+def test_garnet_bad_sizes(kwargs, name):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        jm.examples.garnet(jax.random.key(0), **kwargs)
