@@ -517,18 +517,19 @@ def regret_lower_bound(
         >>> bound.K.shape
         (3, 2)
     """
-    from jaxmdp.indices.kl import kinf
-
     sol, delta = _solve_with_gaps(mdp, max_steps, rtol)
-    level = sol.gain + sol.bias[:, None] - mdp.R
-    K = kinf(mdp.P, jnp.broadcast_to(sol.bias, mdp.P.shape), level)
-    return _combine_lower_bound(delta, K, mdp.mask)
+    return _lower_bound_from_solution(mdp, sol, delta)
 
 
 @jax.jit
-def _combine_lower_bound(delta, K, mask) -> RegretLowerBound:
-    suboptimal = mask & (delta > 0)
-    K = jnp.where(suboptimal, K, jnp.where(mask, 0, jnp.inf))
+def _lower_bound_from_solution(mdp: MDP, sol: PlanningSolution, delta) -> RegretLowerBound:
+    from jaxmdp.indices.kl import kinf
+
+    P = jnp.asarray(mdp.P, sol.bias.dtype)
+    level = sol.gain + sol.bias[:, None] - mdp.R
+    K = kinf(P, jnp.broadcast_to(sol.bias, P.shape), level)
+    suboptimal = mdp.mask & (delta > 0)
+    K = jnp.where(suboptimal, K, jnp.where(mdp.mask, 0, jnp.inf))
     finite = suboptimal & (K > 0) & jnp.isfinite(K)
     ratio = jnp.where(finite, delta, 0) / jnp.where(finite, K, 1)
     ratio = jnp.where(suboptimal & (K <= 0), jnp.inf, ratio)

@@ -206,10 +206,10 @@ def test_two_hundred_random_mdps_match_references():
     instances, (P, R, mask) = _random_batch()
     solve = jax.jit(jax.vmap(lambda P, R, m: jm.policy_iteration(P, R, m)))
     sol = solve(P, R, mask)
-    status = np.asarray(sol.status)
-    gains = np.asarray(sol.gain)
-    assert np.all(np.asarray(sol.bias)[:, 0] == 0)
-    assert np.all(np.isfinite(np.asarray(sol.bias)))
+    sol = jax.tree.map(np.asarray, sol)
+    status, gains, biases, policies = sol.status, sol.gain, sol.bias, sol.policy
+    assert np.all(biases[:, 0] == 0)
+    assert np.all(np.isfinite(biases))
     # Dense MDPs are unichain: exact, compared with relative value iteration.
     for i in range(_NUM_DIRICHLET):
         P_i, R_i = instances[i]
@@ -218,10 +218,10 @@ def test_two_hundred_random_mdps_match_references():
         assert abs(gains[i] - ref_gain) < 1e-9, (i, gains[i], ref_gain, bracket)
         S, A = R_i.shape
         # The padding leaves the bias of the real states unchanged.
-        policy = np.asarray(sol.policy[i, :S])
+        policy = policies[i, :S]
         assert np.all(policy < A)
         _, ref_bias = _evaluate_reference(P_i, R_i, policy)
-        np.testing.assert_allclose(sol.bias[i, :S], ref_bias, atol=1e-9)
+        np.testing.assert_allclose(biases[i, :S], ref_bias, atol=1e-9)
     # Sparse (GARNET) MDPs: converged solutions are certified optimal, so they match
     # the LP; any singular evaluation is reported with NaN-free zeros.
     converged = 0
@@ -233,7 +233,7 @@ def test_two_hundred_random_mdps_match_references():
             assert abs(gains[i] - ref_gain) < 1e-8, (i, gains[i], ref_gain)
         else:
             assert status[i] == jm.PlanningStatus.SINGULAR
-            assert gains[i] == 0 and np.all(np.asarray(sol.bias[i]) == 0)
+            assert gains[i] == 0 and np.all(biases[i] == 0)
     assert converged >= _NUM_GARNET // 2
 
 
