@@ -9,6 +9,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import examples
+from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import (
@@ -22,6 +23,11 @@ from jaxmdp.planning import (
 )
 
 __all__ = [
+    "KLSolution",
+    "kinf",
+    "kinf_solve",
+    "kl_ucb",
+    "kl_ucb_solve",
     "l1_ucb",
     "MDP",
     "PlanningSolution",
