@@ -29,6 +29,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxmdp.indices.kl import kinf
 from jaxmdp.mdp import MDP
 
 __all__ = [
@@ -523,8 +524,6 @@ def regret_lower_bound(
 
 @jax.jit
 def _lower_bound_from_solution(mdp: MDP, sol: PlanningSolution, delta) -> RegretLowerBound:
-    from jaxmdp.indices.kl import kinf
-
     P = jnp.asarray(mdp.P, sol.bias.dtype)
     level = sol.gain + sol.bias[:, None] - mdp.R
     K = kinf(P, jnp.broadcast_to(sol.bias, P.shape), level)
