@@ -9,6 +9,8 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import examples
+from jaxmdp.agents import Agent, get_agent
+from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
@@ -21,6 +23,7 @@ from jaxmdp.planning import (
     regret_lower_bound,
     solve_average_reward,
 )
+from jaxmdp.simulate import Trajectories, simulate
 
 __all__ = [
     "KLSolution",
@@ -38,4 +41,10 @@ __all__ = [
     "policy_iteration",
     "regret_lower_bound",
     "solve_average_reward",
+    "Agent",
+    "get_agent",
+    "Estimate",
+    "estimate",
+    "Trajectories",
+    "simulate",
 ]

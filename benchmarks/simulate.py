@@ -1,0 +1,98 @@
+"""Microseconds per replication-step of ``jaxmdp.simulate``, beside a plain NumPy loop.
+
+For each agent (MDP-UCB, MDP-DMED, OLP, MDP-PS) on the paper's 3-state MDP, at 100 and
+1,000 replications:
+
+* compile time: the first call (a fresh compile of the chunk function) minus a second,
+  cached call of the same size;
+* steady-state cost: a second call with another seed, divided by
+  ``horizon * replications``; wall time and process CPU time (the machine may be shared:
+  CPU time is what this process used, on all its threads);
+* the same work done by ``benchmarks/numpy_reference.py`` (one replication at a time,
+  one step at a time, NumPy + SciPy), measured in the same run, and the speed-up.
+
+    python benchmarks/simulate.py [--horizon 2000] [--replications 100 1000]
+                                  [--numpy-steps 600] [--agents ucb dmed olp ps] [--x64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+
+def _timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="+", default=["ucb", "dmed", "olp", "ps"])
+    parser.add_argument("--replications", nargs="+", type=int, default=[100, 1000])
+    parser.add_argument("--horizon", type=int, default=2000,
+                        help="rounds per timed jaxmdp call")
+    parser.add_argument("--chunk-size", type=int, default=1000)
+    parser.add_argument("--numpy-steps", type=int, default=600,
+                        help="replication-steps timed for the NumPy loop, per agent")
+    parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    args = parser.parse_args(argv)
+
+    import jax
+
+    jax.config.update("jax_enable_x64", args.x64)
+    import numpy as np
+    import numpy_reference as ref
+
+    import jaxmdp as jm
+
+    mdp = jm.examples.paper_mdp()
+    mask = np.ones(ref.PAPER_R.shape, dtype=bool)
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
+          f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
+    print(f"{'agent':6s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
+          f"{'cpu us':>7s} {'numpy us':>9s} {'speed-up':>8s} {'mean regret':>11s}",
+          flush=True)
+    rows = []
+    for name in args.agents:
+        # NumPy loop: a few replications of numpy_steps / reps steps each, same agent.
+        np_reps = 4
+        np_horizon = max(1, args.numpy_steps // np_reps)
+        out, np_wall, _ = _timed(lambda: ref.run(ref.PAPER_P, ref.PAPER_R, mask, name,
+                                                 np_horizon, np_reps, seed=0))
+        numpy_us = out["seconds"] / (np_horizon * np_reps) * 1e6
+        for reps in args.replications:
+            def call(seed, horizon):
+                traj = jm.simulate(mdp, name, horizon, reps, seed, progress=False,
+                                   chunk_size=args.chunk_size)
+                return jax.block_until_ready(traj)
+
+            _, first_wall, _ = _timed(lambda: call(0, args.horizon))
+            traj, wall, cpu = _timed(lambda: call(1, args.horizon))
+            steps = args.horizon * reps
+            us = wall / steps * 1e6
+            cpu_us = cpu / steps * 1e6
+            row = dict(agent=name, reps=reps, compile_s=first_wall - wall, us=us,
+                       cpu_us=cpu_us, numpy_us=numpy_us, speedup=numpy_us / us,
+                       regret=float(np.mean(traj.pseudo_regret[:, -1])))
+            rows.append(row)
+            print(f"{name:6s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} {cpu_us:7.3f} "
+                  f"{numpy_us:9.1f} {row['speedup']:7.0f}x {row['regret']:11.3f}",
+                  flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f} at end; us/rep-step is wall time of a "
+          f"cached {args.horizon}-round call; numpy: {args.numpy_steps} replication-steps "
+          f"of benchmarks/numpy_reference.py per agent")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

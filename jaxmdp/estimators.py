@@ -1,0 +1,144 @@
+"""Counts -> estimated MDP: the one estimator shared by every agent.
+
+From the transition counts ``N[x, a, y]`` observed so far, every agent of the paper
+(Cowan, Katehakis & Pirutinsky 2019, section 3) builds the same estimates, at every
+state (not only the current one):
+
+* transition probabilities ``p_hat[x, a, y] = (N[x, a, y] + 1) / (n[x, a] + |S|)``;
+* good actions ``A_hat(x) = {a in A(x) : n[x, a] >= (ln n[x])^2}``, all of ``A(x)`` when
+  that set is empty (``ln 0`` is taken as 0);
+* the gain, bias and optimal policy of the estimated MDP ``(p_hat, R)`` restricted to the
+  good actions.
+
+:func:`estimate` bundles all of them into an :class:`Estimate`, the value every agent's
+``select_action`` receives.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxmdp.mdp import MDP
+from jaxmdp.planning import solve_average_reward
+
+
+class Estimate(NamedTuple):
+    """What an agent knows at one step: the estimated MDP and its solution.
+
+    Attributes:
+        mdp: the estimated MDP: ``P`` is ``p_hat`` ``[S, A, S]``, ``R`` the known rewards
+            ``[S, A]`` and ``mask`` the good actions ``A_hat`` ``[S, A]`` (a subset of the
+            admissible actions).
+        admissible: the true MDP's admissible actions ``A(x)``, bool ``[S, A]``.
+        visits: ``n[x, a]``, the number of times ``a`` was used in ``x``, ``[S, A]``.
+        gain: gain ``phi_hat`` of the estimated MDP on the good actions, scalar.
+        bias: bias ``v_hat`` (``v_hat[0] == 0``) of the estimated MDP, ``[S]``.
+        policy: an optimal policy of the estimated MDP on the good actions, int ``[S]``.
+    """
+
+    mdp: MDP
+    admissible: jax.Array
+    visits: jax.Array
+    gain: jax.Array
+    bias: jax.Array
+    policy: jax.Array
+
+
+@functools.partial(jax.jit, static_argnames="dtype")
+def transition_estimate(counts: ArrayLike, *, dtype=None) -> jax.Array:
+    """Biased maximum-likelihood transition estimate ``(N + 1) / (n + |S|)``.
+
+    Args:
+        counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]`` (or ``[..., S]``).
+        dtype: float dtype of the result; defaults to JAX's default float dtype.
+
+    Returns:
+        ``p_hat`` with the shape of ``counts``; every row is a strictly positive
+        probability vector.
+    """
+    counts = jnp.asarray(counts)
+    dtype = dtype if dtype is not None else jnp.result_type(float)
+    n = counts.astype(dtype)
+    num_states = counts.shape[-1]
+    return (n + 1) / (jnp.sum(n, axis=-1, keepdims=True) + num_states)
+
+
+@jax.jit
+def good_actions(counts: ArrayLike, admissible: ArrayLike | None = None) -> jax.Array:
+    """Good-action mask ``A_hat(x) = {a in A(x) : n[x, a] >= (ln n[x])^2}``.
+
+    Where no admissible action of a state passes the test, all of that state's admissible
+    actions are good. ``ln 0`` is taken as 0 (a state never visited keeps all actions).
+
+    Args:
+        counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.
+        admissible: admissible actions ``A(x)``, bool ``[S, A]``; all actions if None.
+
+    Returns:
+        bool mask ``[S, A]``, a non-empty subset of ``admissible`` in every state.
+    """
+    counts = jnp.asarray(counts)
+    visits = jnp.sum(counts, axis=-1)  # n[x, a]
+    if admissible is None:
+        admissible = jnp.ones(visits.shape, dtype=bool)
+    admissible = jnp.asarray(admissible, dtype=bool)
+    visits = jnp.where(admissible, visits, 0)
+    dtype = jnp.result_type(float)
+    state_visits = jnp.sum(visits, axis=-1).astype(dtype)  # n[x]
+    log_visits = jnp.log(jnp.maximum(state_visits, 1.0))  # ln 0 taken as 0
+    good = admissible & (visits.astype(dtype) >= (log_visits ** 2)[:, None])
+    return jnp.where(jnp.any(good, axis=-1, keepdims=True), good, admissible)
+
+
+@jax.jit
+def estimated_mdp(counts: ArrayLike, mdp: MDP) -> MDP:
+    """The estimated MDP ``(p_hat, R, A_hat)`` at every state.
+
+    Args:
+        counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.
+        mdp: the true MDP; only its (known) rewards ``R`` and admissible ``mask`` are used.
+
+    Returns:
+        ``MDP.unchecked(p_hat, R, good_actions(counts, mdp.mask))``.
+    """
+    rewards = jnp.asarray(mdp.R)
+    p_hat = transition_estimate(counts, dtype=rewards.dtype)
+    return MDP.unchecked(p_hat, rewards, good_actions(counts, mdp.mask))
+
+
+@jax.jit
+def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = None
+             ) -> Estimate:
+    """Estimated MDP and its average-reward solution, as every agent sees it.
+
+    The estimated MDP of :func:`estimated_mdp` is solved on the good actions
+    (``jaxmdp.solve_average_reward``), warm-started from ``init_policy`` when given
+    (the simulator passes the previous step's policy).
+
+    Args:
+        counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.
+        mdp: the true MDP (rewards and admissible actions only).
+        init_policy: optional int ``[S]`` policy to start policy iteration from.
+
+    Returns:
+        An :class:`Estimate`.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import jaxmdp as jm
+        >>> mdp = jm.examples.paper_mdp()
+        >>> est = jm.estimate(jnp.zeros((3, 2, 3), jnp.int32), mdp)
+        >>> est.mdp.P[0, 0]  # uniform before any data
+        Array([0.33333333, 0.33333333, 0.33333333], dtype=float64)
+    """
+    counts = jnp.asarray(counts)
+    est_mdp = estimated_mdp(counts, mdp)
+    gain, bias, policy = solve_average_reward(est_mdp, init_policy=init_policy)
+    visits = jnp.sum(counts, axis=-1)
+    return Estimate(mdp=est_mdp, admissible=jnp.asarray(mdp.mask, dtype=bool),
+                    visits=visits, gain=gain, bias=bias, policy=policy)

@@ -1,0 +1,147 @@
+"""Matplotlib helpers shared by the experiment scripts.
+
+Regret curves are drawn as the mean over replications with a 95% confidence band for the
+mean (normal approximation, ``mean +- 1.96 sd / sqrt(n)``), optionally beside the
+asymptotic lower-bound line ``C ln t``; :func:`regret_figure` lays out the usual pair of
+panels (log-time on the left, linear time on the right).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+#: Display names and colours of the paper's agents (fixed, so figures stay comparable).
+AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS"}
+AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": "tab:purple"}
+LOWER_BOUND_COLOR = "black"
+
+
+def mean_ci(values, *, axis: int = 0, z: float = 1.96):
+    """Mean and normal-approximation confidence band of the mean along ``axis``.
+
+    Args:
+        values: array of samples, e.g. ``[replications, times]``.
+        axis: the replication axis.
+        z: the normal quantile (1.96 for 95%).
+
+    Returns:
+        ``(mean, lower, upper)``, each with ``axis`` removed. With one sample the band
+        has zero width.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[axis]
+    mean = values.mean(axis=axis)
+    if n < 2:
+        return mean, mean.copy(), mean.copy()
+    half = z * values.std(axis=axis, ddof=1) / np.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def agent_label(name: str) -> str:
+    """The paper's name for an agent (``"ucb"`` -> ``"MDP-UCB"``); unknown names as given."""
+    return AGENT_LABELS.get(name, name)
+
+
+def agent_color(name: str, index: int = 0) -> str:
+    """A fixed colour per paper agent; other agents cycle through matplotlib's defaults."""
+    return AGENT_COLORS.get(name, f"C{(index + 4) % 10}")
+
+
+def plot_mean_ci(ax, times, values, *, label: str | None = None, color=None,
+                 faint: bool = False, linestyle: str = "-"):
+    """Draws the mean of ``values`` over replications with its 95% band.
+
+    Args:
+        ax: matplotlib axes.
+        times: x values, shape ``[K]``.
+        values: samples, shape ``[replications, K]``.
+        label: legend label.
+        color: line and band colour.
+        faint: draw thin and translucent (for comparison curves in the background).
+        linestyle: matplotlib line style.
+
+    Returns:
+        The line artist.
+    """
+    mean, lower, upper = mean_ci(values)
+    alpha_line, alpha_band, width = (0.35, 0.08, 1.0) if faint else (1.0, 0.22, 1.8)
+    (line,) = ax.plot(times, mean, color=color, label=label, alpha=alpha_line,
+                      linewidth=width, linestyle=linestyle)
+    ax.fill_between(times, lower, upper, color=line.get_color(), alpha=alpha_band,
+                    linewidth=0)
+    return line
+
+
+def plot_lower_bound(ax, times, constant: float, *, label: str | None = None):
+    """Draws the asymptotic lower bound ``constant * ln t`` (dashed, black).
+
+    Args:
+        ax: matplotlib axes.
+        times: x values (rounds ``t >= 1``), shape ``[K]``.
+        constant: the Burnetas–Katehakis constant ``sum gap / K``.
+        label: legend label; defaults to ``"lower bound C ln t (C = ...)"``.
+
+    Returns:
+        The line artist.
+    """
+    times = np.asarray(times, dtype=np.float64)
+    if label is None:
+        label = f"lower bound {constant:.3g} ln t"
+    (line,) = ax.plot(times, constant * np.log(times), color=LOWER_BOUND_COLOR,
+                      linestyle="--", linewidth=1.4, label=label)
+    return line
+
+
+def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float | None = None,
+                  background: Mapping[str, np.ndarray] | None = None,
+                  background_label: str = "", title: str = "",
+                  ylabel: str = "cumulative pseudo-regret",
+                  order: Sequence[str] | None = None):
+    """Two panels of mean regret with 95% bands: log-time (left) and linear time (right).
+
+    Args:
+        times: rounds ``[K]`` at which the curves were recorded.
+        curves: agent name -> samples ``[replications, K]``.
+        lower_bound: constant ``C`` of the ``C ln t`` line, or None for no line.
+        background: optional agent name -> samples drawn faint behind ``curves`` (same
+            colour per agent), e.g. the un-rigged runs behind the rigged ones.
+        background_label: suffix for the background curves' legend entries.
+        title: figure title.
+        ylabel: y-axis label.
+        order: the order of agents in the legend; defaults to ``curves``' order.
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    times = np.asarray(times)
+    names = list(order) if order is not None else list(curves)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    for ax, log_time in zip(axes, (True, False)):
+        for i, name in enumerate(names):
+            color = agent_color(name, i)
+            if background is not None and name in background:
+                plot_mean_ci(ax, times, background[name], color=color, faint=True,
+                             label=f"{agent_label(name)} {background_label}".strip())
+            plot_mean_ci(ax, times, curves[name], color=color, label=agent_label(name))
+        if lower_bound is not None:
+            plot_lower_bound(ax, times, lower_bound)
+        if log_time:
+            ax.set_xscale("log")
+            ax.set_xlim(max(1, times[0]), times[-1])
+            ax.set_title("log time")
+        else:
+            ax.set_xlim(0, times[-1])
+            ax.set_title("linear time")
+        ax.set_xlabel("round t")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, which="major", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[1].legend(handles, labels, loc="upper left", fontsize=9, framealpha=0.9)
+    if title:
+        fig.suptitle(title)
+    return fig

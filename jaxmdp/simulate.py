@@ -1,0 +1,275 @@
+"""Regret experiments: whole trajectories in ``lax.scan``, batched over replications.
+
+One simulator for every agent. A trajectory is a ``lax.scan`` whose body ``step`` does,
+at round ``t`` in state ``x``:
+
+1. estimate the MDP from the counts and re-solve it, warm-started from the previous
+   step's policy (:func:`jaxmdp.estimate`);
+2. ask the agent for an action (``agent.select_action``);
+3. draw the next state from the true transition law, update the counts and accumulate
+   the pseudo-regret ``Delta(x, a)`` and the realised regret ``gain* - r(x, a)``.
+
+Replications are ``vmap``ped over independent keys (``jax.random.split(key, R)``). Long
+runs are cut into chunks of scan steps (one jitted call each) driven from a Python loop
+with a progress bar; only every ``record_every``-th cumulative value is kept, so memory
+stays bounded for any horizon.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxmdp._progress import Progress
+from jaxmdp.agents import Agent, get_agent
+from jaxmdp.estimators import estimate
+from jaxmdp.mdp import MDP
+from jaxmdp.planning import gaps as _gaps
+from jaxmdp.planning import solve_average_reward
+
+#: Horizons up to this many rounds record every round by default.
+MAX_DEFAULT_RECORDS = 100_000
+
+
+class Trajectories(NamedTuple):
+    """Result of :func:`simulate` (a pytree of arrays).
+
+    Attributes:
+        pseudo_regret: cumulative pseudo-regret ``sum_t Delta(x_t, a_t)`` of the true MDP,
+            ``[replications, horizon // record_every]``.
+        regret: cumulative realised regret ``k * gain* - sum_t r(x_t, a_t)`` over the
+            ``k`` played rounds, same shape.
+        times: the number of played rounds ``k`` at each record, int ``[horizon //
+            record_every]`` (``record_every, 2 * record_every, ...``).
+        counts: final transition counts ``N[x, a, y]`` (initial counts included),
+            int32 ``[replications, S, A, S]``.
+        state: final state of each replication, int32 ``[replications]``.
+        policy: last estimated optimal policy of each replication, int32
+            ``[replications, S]``.
+    """
+
+    pseudo_regret: jax.Array
+    regret: jax.Array
+    times: jax.Array
+    counts: jax.Array
+    state: jax.Array
+    policy: jax.Array
+
+
+class _Carry(NamedTuple):
+    """State of one replication between scan steps."""
+
+    key: jax.Array
+    t: jax.Array  # round index used in ln t (initial transitions included)
+    state: jax.Array
+    counts: jax.Array
+    policy: jax.Array
+    pseudo_regret: jax.Array
+    regret: jax.Array
+
+
+def _next_state(key, probabilities):
+    """Draws ``y ~ probabilities`` by inverting the cumulative distribution."""
+    cumulative = jnp.cumsum(probabilities)
+    u = jax.random.uniform(key, dtype=probabilities.dtype) * cumulative[-1]
+    y = jnp.searchsorted(cumulative, u, side="right")
+    return jnp.minimum(y, probabilities.shape[0] - 1).astype(jnp.int32)
+
+
+def _make_step(agent: Agent, mdp: MDP, gain, delta):
+    """The scan body for one replication: one round of play."""
+
+    def step(carry: _Carry, _):
+        key, action_key, transition_key = jax.random.split(carry.key, 3)
+        est = estimate(carry.counts, mdp, init_policy=carry.policy)
+        x = carry.state
+        action = agent.select_action(action_key, carry.t, x, carry.counts, est)
+        y = _next_state(transition_key, mdp.P[x, action])
+        carry = _Carry(
+            key=key,
+            t=carry.t + 1,
+            state=y,
+            counts=carry.counts.at[x, action, y].add(1),
+            policy=est.policy.astype(jnp.int32),
+            pseudo_regret=carry.pseudo_regret + delta[x, action],
+            regret=carry.regret + (gain - mdp.R[x, action]),
+        )
+        return carry, (carry.pseudo_regret, carry.regret)
+
+    return step
+
+
+@functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every"),
+                   donate_argnums=0)
+def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, *, agent: Agent, num_records: int,
+               record_every: int):
+    """``num_records * record_every`` rounds for every replication (vmapped)."""
+
+    def trajectory(carry):
+        step = _make_step(agent, mdp, gain, delta)
+        if record_every == 1:
+            return lax.scan(step, carry, None, length=num_records)
+
+        def record(carry, _):
+            carry, _ = lax.scan(lambda c, u: (step(c, u)[0], None), carry, None,
+                                length=record_every)
+            return carry, (carry.pseudo_regret, carry.regret)
+
+        return lax.scan(record, carry, None, length=num_records)
+
+    return jax.vmap(trajectory)(carry)
+
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_counts(initial_counts, mdp: MDP):
+    shape = tuple(np.shape(mdp.P))
+    if initial_counts is None:
+        return np.zeros(shape, dtype=np.int32)
+    counts = np.asarray(initial_counts)
+    if counts.shape != shape:
+        raise ValueError(f"initial_counts must have shape {shape} (the MDP's P), "
+                         f"got shape {counts.shape}")
+    if counts.size and not np.all(np.isfinite(counts)):
+        raise ValueError(f"initial_counts must be finite, got {counts!r}")
+    if np.any(counts < 0):
+        raise ValueError(f"initial_counts must be non-negative, got minimum {counts.min()!r}")
+    if np.any(counts != np.round(counts)):
+        raise ValueError(f"initial_counts must be whole numbers, got {counts!r}")
+    inadmissible = ~np.asarray(mdp.mask, dtype=bool)
+    if np.any(counts.sum(-1)[inadmissible] > 0):
+        raise ValueError("initial_counts has transitions for inadmissible actions, got "
+                         f"counts {counts.sum(-1)[inadmissible]!r} where mdp.mask is False")
+    return counts.astype(np.int32)
+
+
+def _keys(seed, replications):
+    if isinstance(seed, (jax.Array, np.ndarray)) and not isinstance(seed, numbers.Integral):
+        key = seed
+        if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(jnp.asarray(key, dtype=jnp.uint32))
+    elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        key = jax.random.key(int(seed))
+    else:
+        raise ValueError(f"seed must be an int or a PRNG key, got {seed!r}")
+    return jax.random.split(key, replications)
+
+
+def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
+             initial_counts=None, *, record_every: int | None = None,
+             chunk_size: int = 2000, progress: bool = True) -> Trajectories:
+    """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
+
+    Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
+    ``n`` initial transitions the first played round is ``t = n + 1`` (the ``t`` in
+    ``ln t``), and regret counts only the ``horizon`` played rounds (the paper's
+    robustness experiment, section 5.1). Each round re-solves the estimated MDP,
+    warm-started from the previous round's policy. Ties go to the lowest action index.
+
+    Args:
+        mdp: the true MDP (``jaxmdp.MDP``); its float dtype is used throughout.
+        agent: an :class:`~jaxmdp.agents.Agent` or a name: ``"ucb"``, ``"dmed"``,
+            ``"olp"``, ``"ps"``.
+        horizon: number of played rounds ``T`` (positive int).
+        replications: number of independent runs (positive int).
+        seed: int seed or PRNG key; replication ``i`` uses
+            ``jax.random.split(key, replications)[i]``. Same seed, same result.
+        initial_counts: optional int ``[S, A, S]`` transition counts to start from.
+        record_every: keep every ``record_every``-th cumulative value (positive int).
+            Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
+        chunk_size: rounds per jitted call (rounded to a multiple of ``record_every``);
+            the progress bar advances once per chunk.
+        progress: show a progress bar on stderr.
+
+    Returns:
+        :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
+        ``[replications, horizon // record_every]`` recorded after rounds
+        ``record_every, 2 * record_every, ...``, and the final counts. Rounds after the
+        last record (``horizon % record_every`` of them) are played but not recorded.
+
+    Raises:
+        ValueError: for a non-positive ``horizon``, ``replications``, ``record_every`` or
+            ``chunk_size``, an unknown agent name, or ``initial_counts`` of the wrong
+            shape, negative, fractional or on inadmissible actions.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> traj = jm.simulate(jm.examples.paper_mdp(), "ucb", horizon=1000,
+        ...                    replications=8, seed=0, progress=False)
+        >>> traj.pseudo_regret.shape
+        (8, 1000)
+    """
+    if not isinstance(mdp, MDP):
+        raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
+    agent = get_agent(agent)
+    horizon = _check_positive_int("horizon", horizon)
+    replications = _check_positive_int("replications", replications)
+    if record_every is None:
+        record_every = max(1, math.ceil(horizon / MAX_DEFAULT_RECORDS))
+    record_every = _check_positive_int("record_every", record_every)
+    chunk_size = _check_positive_int("chunk_size", chunk_size)
+    counts0 = _check_counts(initial_counts, mdp)
+
+    gain, _, _ = solve_average_reward(mdp)
+    delta = _gaps(mdp)
+    dtype = jnp.asarray(mdp.P).dtype
+    num_states = counts0.shape[0]
+    t0 = int(counts0.sum()) + 1
+    # The first warm start: each state's lowest admissible action.
+    first_admissible = jnp.argmax(jnp.asarray(mdp.mask, dtype=bool), axis=1).astype(jnp.int32)
+    if t0 + horizon >= np.iinfo(np.int32).max:
+        raise ValueError(f"horizon plus initial transitions must fit in int32, got "
+                         f"horizon={horizon} with {t0 - 1} initial transitions")
+
+    carry = _Carry(
+        key=_keys(seed, replications),
+        t=jnp.full((replications,), t0, dtype=jnp.int32),
+        state=jnp.zeros((replications,), dtype=jnp.int32),
+        counts=jnp.broadcast_to(jnp.asarray(counts0), (replications,) + counts0.shape),
+        policy=jnp.broadcast_to(first_admissible, (replications, num_states)),
+        pseudo_regret=jnp.zeros((replications,), dtype=dtype),
+        regret=jnp.zeros((replications,), dtype=dtype),
+    )
+    carry = jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
+
+    total_records = horizon // record_every
+    records_per_chunk = max(1, chunk_size // record_every)
+    pseudo, regret = [], []
+    with Progress(horizon, f"simulate {agent.name}", enabled=progress) as bar:
+        done = 0
+        while done < total_records:
+            n = min(records_per_chunk, total_records - done)
+            carry, (p, r) = _run_chunk(carry, mdp, gain, delta, agent=agent,
+                                       num_records=n, record_every=record_every)
+            pseudo.append(p)
+            regret.append(r)
+            done += n
+            if progress:
+                mean = float(jnp.mean(carry.pseudo_regret))
+                bar.update(n * record_every, info=f"mean pseudo-regret {mean:.2f}")
+        remainder = horizon - total_records * record_every
+        if remainder:
+            carry, _ = _run_chunk(carry, mdp, gain, delta, agent=agent, num_records=1,
+                                  record_every=remainder)
+            bar.update(remainder)
+
+    empty = jnp.zeros((replications, 0), dtype=dtype)
+    return Trajectories(
+        pseudo_regret=jnp.concatenate(pseudo, axis=1) if pseudo else empty,
+        regret=jnp.concatenate(regret, axis=1) if regret else empty,
+        times=jnp.arange(1, total_records + 1, dtype=jnp.int32) * record_every,
+        counts=carry.counts,
+        state=carry.state,
+        policy=carry.policy,
+    )

@@ -1,0 +1,160 @@
+"""Tests for jaxmdp.agents: the four select_action rules against the NumPy reference."""
+
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp.agents import AGENTS, DMED, OLP, PS, UCB
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import numpy_reference as ref  # noqa: E402
+
+NAMES = ["ucb", "dmed", "olp", "ps"]
+
+
+@jax.jit
+def _decide(key, t, x, counts, mdp):
+    """Every agent's action at (t, x, counts): one compile for all tests."""
+    est = jm.estimate(counts, mdp)
+    return jnp.stack([AGENTS[n].select_action(key, t, x, counts, est) for n in NAMES])
+
+
+def _decisions(counts, t, x, mdp=None, key=0):
+    mdp = jm.examples.paper_mdp() if mdp is None else mdp
+    out = _decide(jax.random.key(key), jnp.int32(t), jnp.int32(x),
+                  jnp.asarray(counts, jnp.int32), mdp)
+    return dict(zip(NAMES, np.asarray(out).tolist()))
+
+
+def test_get_agent_names_and_objects():
+    for name in NAMES:
+        agent = jm.get_agent(name)
+        assert agent.name == name
+        assert jm.get_agent(agent) is agent
+    assert jm.get_agent("UCB") is UCB
+    assert (DMED.name, OLP.name, PS.name) == ("dmed", "olp", "ps")
+
+
+def test_get_agent_unknown_name_lists_known():
+    with pytest.raises(ValueError, match=r"one of \['dmed', 'olp', 'ps', 'ucb'\], got 'ucbx'"):
+        jm.get_agent("ucbx")
+    with pytest.raises(ValueError, match="got 3"):
+        jm.get_agent(3)
+
+
+def test_agents_are_hashable_static_config():
+    assert hash(UCB) == hash(jm.get_agent("ucb"))
+    custom = jm.Agent("first", lambda key, t, x, counts, est: jnp.int32(0))
+    assert jm.get_agent(custom) is custom
+
+
+def test_untried_actions_first_lowest_index():
+    counts = np.zeros((3, 2, 3), np.int32)
+    assert set(_decisions(counts, 1, 0).values()) == {0}
+    counts[0, 0, 1] = 5  # action 0 tried in state 0, action 1 not
+    assert set(_decisions(counts, 6, 0).values()) == {1}
+    counts[0, 1, 2] = 1  # both tried in state 0; state 1 untouched
+    assert set(_decisions(counts, 7, 1).values()) == {0}
+
+
+def test_inadmissible_action_never_chosen():
+    P = jm.examples.paper_mdp().P
+    R = jnp.array([[0.13, 5.0], [0.47, 0.71], [0.89, 0.63]])  # tempting, inadmissible
+    mask = np.array([[True, False], [True, True], [True, True]])
+    mdp = jm.MDP(P, R, mask)
+    counts = np.zeros((3, 2, 3), np.int32)
+    counts[0, 0] = [3, 4, 3]
+    for t in (11, 1000):
+        assert set(_decisions(counts, t, 0, mdp).values()) == {0}
+
+
+def _random_counts(seed):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 30, size=(3, 2, 3))
+    counts[rng.random((3, 2)) < 0.5] *= 8  # uneven visits, so the indices disagree
+    counts[counts.sum(-1) == 0] = 1
+    return counts.astype(np.int32)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_deterministic_agents_match_numpy_reference(seed):
+    """UCB, DMED and OLP pick the same action as the NumPy/SciPy reference."""
+    counts = _random_counts(seed)
+    t = int(counts.sum()) + 1
+    rng = np.random.default_rng(seed)
+    x = int(rng.integers(0, 3))
+    got = _decisions(counts, t, x)
+    S = 3
+    n_xa = counts.sum(-1)
+    p_hat = (counts + 1.0) / (n_xa[:, :, None] + S)
+    log_nx = np.log(np.maximum(n_xa.sum(1), 1.0))
+    good = n_xa >= (log_nx ** 2)[:, None]
+    good = np.where(good.any(1, keepdims=True), good, True)
+    mask = np.ones((3, 2), bool)
+    _, bias, _ = ref.policy_iteration(p_hat, ref.PAPER_R, good)
+    for name in ("ucb", "dmed", "olp"):
+        expected = ref.select_action(name, None, t, x, counts, p_hat, ref.PAPER_R, mask, bias)
+        assert got[name] == expected, (name, counts.tolist(), t, x)
+
+
+def test_agents_disagree_somewhere():
+    """The parametrized comparison above is not vacuous: agents do differ."""
+    seen = set()
+    for seed in range(12):
+        counts = _random_counts(seed)
+        rng = np.random.default_rng(seed)
+        got = _decisions(counts, int(counts.sum()) + 1, int(rng.integers(0, 3)))
+        seen.add(tuple(got[n] for n in ("ucb", "dmed", "olp")))
+    assert len(seen) > 1
+
+
+def test_dmed_plays_estimated_best_when_explored_enough():
+    counts = np.zeros((3, 2, 3), np.int32)
+    counts[:, :, :] = 400  # every action sampled a lot: no discrepancy is positive
+    est = jm.estimate(counts, jm.examples.paper_mdp())
+    values = est.mdp.R[0] + est.mdp.P[0] @ est.bias
+    assert _decisions(counts, int(counts.sum()) + 1, 0)["dmed"] == int(jnp.argmax(values))
+
+
+def test_dmed_explores_undersampled_challenger():
+    counts = np.zeros((3, 2, 3), np.int32)
+    counts[:, :, :] = 400
+    est = jm.estimate(counts, jm.examples.paper_mdp())
+    best = int(jnp.argmax(est.mdp.R[0] + est.mdp.P[0] @ est.bias))
+    counts[0, 1 - best] = [1, 1, 0]  # the challenger barely sampled, ln t large
+    assert _decisions(counts, 10**6, 0)["dmed"] == 1 - best
+
+
+def test_ps_choice_frequencies_match_numpy_reference():
+    """MDP-PS: the probability of each action matches Dirichlet(N+1) draws in NumPy."""
+    counts = np.array([[[3, 5, 2], [4, 1, 6]], [[2, 2, 2], [1, 3, 2]],
+                       [[5, 1, 1], [2, 2, 3]]], np.int32)
+    mdp = jm.examples.paper_mdp()
+    est = jm.estimate(counts, mdp)
+    n = 4000
+    keys = jax.random.split(jax.random.key(7), n)
+    actions = jax.jit(jax.vmap(lambda k: PS.select_action(k, 50, 0, counts, est)))(keys)
+    freq = float(jnp.mean(actions == 1))
+    rng = np.random.default_rng(7)
+    bias = np.asarray(est.bias)
+    ref_choices = [ref.select_action("ps", rng, 50, 0, counts.astype(float),
+                                     np.asarray(est.mdp.P), ref.PAPER_R,
+                                     np.ones((3, 2), bool), bias) for _ in range(n)]
+    ref_freq = float(np.mean(np.asarray(ref_choices) == 1))
+    # Two independent binomial proportions of n = 4000: sd of the difference < 0.0112.
+    assert 0.05 < ref_freq < 0.95
+    assert abs(freq - ref_freq) < 0.045
+
+
+def test_ps_concentrated_posterior_plays_estimated_best():
+    counts = np.full((3, 2, 3), 10**6, np.int32)
+    counts[0, 0] = [10**6, 3 * 10**6, 10**6]
+    est = jm.estimate(counts, jm.examples.paper_mdp())
+    best = int(jnp.argmax(est.mdp.R[0] + est.mdp.P[0] @ est.bias))
+    for key in range(5):
+        assert _decisions(counts, 10**7, 0, key=key)["ps"] == best

@@ -1,0 +1,219 @@
+"""Tests for jaxmdp.simulate: conventions, reproducibility, and the NumPy reference.
+
+Compilation dominates the cost of these tests, so every call shares one configuration
+where it can: the paper's MDP shape, 64 replications, ``chunk_size=CHUNK`` and horizons
+that are multiples of it, so each agent's chunk function is compiled once for the whole
+file (MDPs with other masks reuse it: the mask is data, not configuration).
+"""
+
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp.estimators import estimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import numpy_reference as ref  # noqa: E402
+
+NAMES = ["ucb", "dmed", "olp", "ps"]
+CHUNK = 250
+REPS = 64
+HORIZON = 2000
+
+# Mean pseudo-regret at t = 2000 of the NumPy/SciPy reference loop
+# (benchmarks/numpy_reference.py, an independent implementation: per-step NumPy policy
+# iteration, scipy.optimize.brentq for the KL indices, numpy's Dirichlet sampler) on the
+# paper's MDP from zero counts, 256 replications, seed 2024, float64. Obtained with
+#   python benchmarks/numpy_reference.py --horizon 2000 --replications 256 --seed 2024
+# which prints, per agent, the mean and its standard error; recorded here as (mean, se).
+NUMPY_REFERENCE_T2000 = {
+    "ucb": (8.0950, 0.0898),
+    "dmed": (23.8890, 0.9138),
+    "olp": (14.8163, 0.1573),
+    "ps": (5.0237, 0.0948),
+}
+
+
+def _run(agent, horizon=CHUNK, seed=0, mdp=None, **kwargs):
+    kwargs.setdefault("chunk_size", CHUNK)
+    mdp = jm.examples.paper_mdp() if mdp is None else mdp
+    return jm.simulate(mdp, agent, horizon, REPS, seed, progress=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def long_runs():
+    """One T = 2000, 64-replication run per agent, shared by several tests."""
+    return {name: _run(name, HORIZON, seed=11) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mean_pseudo_regret_matches_numpy_reference(long_runs, name):
+    ref_mean, ref_se = NUMPY_REFERENCE_T2000[name]
+    final = np.asarray(long_runs[name].pseudo_regret[:, -1])
+    se = final.std(ddof=1) / np.sqrt(len(final))
+    # Independent Monte Carlo estimates: allow 4 standard errors of the difference.
+    assert abs(final.mean() - ref_mean) < 4.0 * np.hypot(se, ref_se), (final.mean(), se)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_counts_sum_to_horizon_and_shapes(long_runs, name):
+    traj = long_runs[name]
+    assert traj.pseudo_regret.shape == (REPS, HORIZON)
+    assert traj.regret.shape == (REPS, HORIZON)
+    np.testing.assert_array_equal(traj.times, np.arange(1, HORIZON + 1))
+    assert traj.counts.shape == (REPS, 3, 2, 3)
+    np.testing.assert_array_equal(traj.counts.sum(axis=(1, 2, 3)), HORIZON)
+    # Pseudo-regret is a non-decreasing sum of gaps; every agent explores every action.
+    assert np.all(np.diff(np.asarray(traj.pseudo_regret), axis=1) >= 0)
+    assert np.all(traj.counts.sum(-1) >= 1)
+    # It grows much more slowly than linearly: the second half adds less than the first.
+    mean = np.asarray(traj.pseudo_regret).mean(0)
+    assert mean[-1] - mean[HORIZON // 2 - 1] < mean[HORIZON // 2 - 1]
+
+
+def test_realised_regret_is_close_to_pseudo_regret(long_runs):
+    """Both regrets differ by a bounded (O(1) in expectation) martingale-like term."""
+    for traj in long_runs.values():
+        diff = np.asarray(traj.regret[:, -1] - traj.pseudo_regret[:, -1])
+        assert abs(diff.mean()) < 5.0 * diff.std(ddof=1) / np.sqrt(len(diff)) + 1.0
+
+
+def test_same_seed_identical_other_seed_differs():
+    a = _run("ps", seed=3)
+    b = _run("ps", seed=3)
+    c = _run("ps", seed=4)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(a.counts, c.counts)
+    # Replications use independent keys: no two rows are the same.
+    rows = {tuple(r) for r in np.asarray(a.pseudo_regret)}
+    assert len(rows) == REPS
+
+
+def test_chunking_and_recording_do_not_change_results(long_runs):
+    # A shorter run is a prefix of the long one (same seed, 2 chunks instead of 8).
+    full = _run("olp", horizon=2 * CHUNK, seed=11)
+    np.testing.assert_array_equal(full.pseudo_regret,
+                                  long_runs["olp"].pseudo_regret[:, :2 * CHUNK])
+    np.testing.assert_array_equal(full.regret, long_runs["olp"].regret[:, :2 * CHUNK])
+    every = _run("olp", horizon=2 * CHUNK, seed=11, record_every=10)
+    assert every.pseudo_regret.shape == (REPS, 2 * CHUNK // 10)
+    np.testing.assert_array_equal(every.times, np.arange(10, 2 * CHUNK + 1, 10))
+    np.testing.assert_allclose(every.pseudo_regret, full.pseudo_regret[:, 9::10])
+    np.testing.assert_allclose(every.regret, full.regret[:, 9::10])
+    np.testing.assert_array_equal(every.counts, full.counts)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_action_per_state_has_zero_pseudo_regret(name):
+    base = jm.examples.paper_mdp()
+    mask = np.array([[False, True], [True, False], [False, True]])
+    traj = _run(name, mdp=jm.MDP(base.P, base.R, mask))
+    np.testing.assert_array_equal(traj.pseudo_regret, 0.0)
+    assert np.all(np.isfinite(traj.regret))
+    assert np.all(np.asarray(traj.counts.sum(-1))[:, ~mask] == 0)
+
+
+def test_only_admissible_actions_played():
+    base = jm.examples.paper_mdp()
+    mask = np.array([[True, True], [False, True], [True, False]])
+    traj = _run("ps", mdp=jm.MDP(base.P, base.R, mask))
+    visits = np.asarray(traj.counts.sum(-1))
+    assert np.all(visits[:, ~mask] == 0)
+    assert np.all(visits[:, mask] >= 0) and np.all(np.isfinite(traj.pseudo_regret))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_first_steps_try_every_action(name):
+    traj = _run(name, horizon=CHUNK, seed=1)
+    visits = np.asarray(traj.counts.sum(-1))  # [R, S, A]
+    # A state visited at least A = 2 times has tried both actions.
+    assert np.all(visits[visits.sum(-1) >= 2] >= 1)
+
+
+def _python_loop(mdp, agent, horizon, key, transitions):
+    """The scan's step written as a Python loop; the transitions are fed first."""
+    delta = jm.gaps(mdp)
+    gain, _, _ = jm.solve_average_reward(mdp)
+    counts = jnp.zeros(mdp.P.shape, jnp.int32)
+    t = 1
+    for x, a, y in transitions:  # feeding: counts and t advance, no regret
+        counts = counts.at[x, a, y].add(1)
+        t += 1
+    decide = jax.jit(lambda k, t, x, c, pol: (lambda est: (
+        agent.select_action(k, t, x, c, est), est.policy))(
+            estimate(c, mdp, init_policy=pol)))
+    policy = jnp.argmax(mdp.mask, axis=1).astype(jnp.int32)
+    x, pseudo, regret, out = 0, 0.0, 0.0, []
+    for _ in range(horizon):
+        key, k_action, k_next = jax.random.split(key, 3)
+        a, policy = decide(k_action, jnp.int32(t), jnp.int32(x), counts, policy)
+        p = mdp.P[x, a]
+        c = jnp.cumsum(p)
+        u = jax.random.uniform(k_next, dtype=p.dtype) * c[-1]
+        y = int(min(jnp.searchsorted(c, u, side="right"), p.shape[0] - 1))
+        counts = counts.at[x, a, y].add(1)
+        pseudo += float(delta[x, a])
+        regret += float(gain - mdp.R[x, a])
+        out.append(pseudo)
+        x, t = y, t + 1
+    return np.array(out), counts
+
+
+def test_rigged_start_equals_feeding_the_transitions():
+    mdp = jm.examples.paper_mdp()
+    rigged = np.asarray(jm.examples.rigged_counts())
+    transitions = [(x, a, y) for x in range(3) for a in range(2) for y in range(3)
+                   for _ in range(rigged[x, a, y])]
+    horizon = 12
+    traj = _run("ucb", horizon=CHUNK, seed=9, initial_counts=rigged)
+    keys = jax.random.split(jax.random.key(9), REPS)
+    for i in range(2):
+        pseudo, counts = _python_loop(mdp, jm.get_agent("ucb"), horizon, keys[i],
+                                      transitions)
+        np.testing.assert_allclose(traj.pseudo_regret[i, :horizon], pseudo, rtol=1e-12,
+                                   atol=1e-12)
+    # Regret counts only the played rounds; the counts hold both.
+    np.testing.assert_array_equal(traj.counts.sum(axis=(1, 2, 3)), 60 + CHUNK)
+    assert np.all(np.asarray(traj.counts) >= rigged)
+
+
+def test_rigged_start_misleads_ucb_first_decisions():
+    """From the rigged counts the estimated policy is (a2, a1, a1), as the paper says."""
+    est = estimate(jm.examples.rigged_counts(), jm.examples.paper_mdp())
+    np.testing.assert_array_equal(est.policy, [1, 0, 0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(horizon=0), "horizon must be a positive integer, got 0"),
+        (dict(horizon=-5), "horizon must be a positive integer, got -5"),
+        (dict(horizon=10.5), "horizon must be a positive integer, got 10.5"),
+        (dict(replications=0), "replications must be a positive integer, got 0"),
+        (dict(record_every=0), "record_every must be a positive integer, got 0"),
+        (dict(agent="greedy"), r"agent must be an Agent or one of .*got 'greedy'"),
+        (dict(initial_counts=np.zeros((3, 2, 2))),
+         r"initial_counts must have shape \(3, 2, 3\).*got shape \(3, 2, 2\)"),
+        (dict(initial_counts=-np.ones((3, 2, 3))), "initial_counts must be non-negative"),
+        (dict(initial_counts=np.full((3, 2, 3), 0.5)), "initial_counts must be whole"),
+        (dict(seed="zero"), "seed must be an int or a PRNG key, got 'zero'"),
+    ],
+)
+def test_validation(kwargs, match):
+    args = dict(mdp=jm.examples.paper_mdp(), agent="ucb", horizon=10, replications=2,
+                seed=0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        jm.simulate(**args, progress=False)
+
+
+def test_numpy_reference_gaps_agree_with_planning():
+    gain, gap = ref.true_gaps(ref.PAPER_P, ref.PAPER_R, np.ones((3, 2), bool))
+    np.testing.assert_allclose(jm.gaps(jm.examples.paper_mdp()), gap, atol=1e-12)
+    np.testing.assert_allclose(jm.solve_average_reward(jm.examples.paper_mdp())[0], gain)
