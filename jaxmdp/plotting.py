@@ -81,14 +81,14 @@ def plot_lower_bound(ax, times, constant: float, *, label: str | None = None):
         ax: matplotlib axes.
         times: x values (rounds ``t >= 1``), shape ``[K]``.
         constant: the Burnetas–Katehakis constant ``sum gap / K``.
-        label: legend label; defaults to ``"lower bound C ln t (C = ...)"``.
+        label: legend label; defaults to ``"asymptotic lower bound C ln t"`` with ``C``.
 
     Returns:
         The line artist.
     """
     times = np.asarray(times, dtype=np.float64)
     if label is None:
-        label = f"lower bound {constant:.3g} ln t"
+        label = f"asymptotic lower bound {constant:.3g} ln t"
     (line,) = ax.plot(times, constant * np.log(times), color=LOWER_BOUND_COLOR,
                       linestyle="--", linewidth=1.4, label=label)
     return line
@@ -107,7 +107,7 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float
         lower_bound: constant ``C`` of the ``C ln t`` line, or None for no line.
         background: optional agent name -> samples drawn faint behind ``curves`` (same
             colour per agent), e.g. the un-rigged runs behind the rigged ones.
-        background_label: suffix for the background curves' legend entries.
+        background_label: what the faint curves are, for the legend.
         title: figure title.
         ylabel: y-axis label.
         order: the order of agents in the legend; defaults to ``curves``' order.
@@ -124,8 +124,7 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float
         for i, name in enumerate(names):
             color = agent_color(name, i)
             if background is not None and name in background:
-                plot_mean_ci(ax, times, background[name], color=color, faint=True,
-                             label=f"{agent_label(name)} {background_label}".strip())
+                plot_mean_ci(ax, times, background[name], color=color, faint=True)
             plot_mean_ci(ax, times, curves[name], color=color, label=agent_label(name))
         if lower_bound is not None:
             plot_lower_bound(ax, times, lower_bound)
@@ -141,7 +140,11 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float
         ax.set_ylim(bottom=0)
         ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
-    axes[1].legend(handles, labels, loc="upper left", fontsize=9, framealpha=0.9)
+    if background is not None:
+        (proxy,) = axes[0].plot([], [], color="gray", alpha=0.35, linewidth=1.0)
+        handles.append(proxy)
+        labels.append(f"faint: {background_label}" if background_label else "faint: background")
+    fig.legend(handles, labels, loc="outside right center", fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
