@@ -1,0 +1,776 @@
+"""Tests of the KL indices ``jaxmdp.kl_ucb`` (C) and ``jaxmdp.kinf`` (D).
+
+References are independent of the solvers under test:
+  * scipy SLSQP on the q-formulations written in log coordinates y = ln q (the KL term is
+    then linear in y), for S <= 50, to 1e-6;
+  * mpmath at 40 digits: bisection of the 1-D eta equation of DESIGN.md for C (checked
+    against the paper's Theorem 2 two-unknown system) and of the paper's Theorem 4 lambda
+    equation for D, compared at ~1e-12 relative in float64;
+  * closed forms: Bernoulli KL for two-point v, Filippi et al. (2010) when p is zero on
+    the argmax state.
+"""
+
+import ctypes
+import glob
+import os
+
+import hypothesis.strategies as st
+import jax
+import jax.numpy as jnp
+import mpmath as mp
+import numpy as np
+import pytest
+import scipy
+from hypothesis import given, settings
+from scipy.optimize import minimize
+
+import jaxmdp
+
+
+def _single_threaded_scipy_blas():
+    """SLSQP's small LAPACK calls crawl when OpenBLAS threads fight over 2 busy cores."""
+    for path in glob.glob(os.path.join(os.path.dirname(scipy.__file__) + ".libs", "*openblas*")):
+        try:
+            ctypes.CDLL(path).scipy_openblas_set_num_threads(1)
+        except (OSError, AttributeError):
+            pass
+
+
+_single_threaded_scipy_blas()
+
+
+# ---------------------------------------------------------------------------------------
+# Independent references.
+# ---------------------------------------------------------------------------------------
+DPS = 40
+
+
+def _mpf_list(x):
+    return [mp.mpf(float(t)) for t in np.asarray(x, dtype=np.float64)]
+
+
+def _mp_simplex(p):
+    """p in high precision, renormalised (a float64 p sums to 1 only to ~1e-16)."""
+    p = _mpf_list(p)
+    total = mp.fsum(p)
+    return [px / total for px in p]
+
+
+def kl_ucb_mp(p, v, delta):
+    """C, c and q* at DPS digits: geometric bisection of h(eta) = delta over t = eta - V.
+
+    h(eta) = sum_x p_x ln(eta - v_x) + ln sum_x p_x / (eta - v_x) (DESIGN.md). When p is
+    zero on every argmax state and h(V) <= delta, the optimum puts the remaining mass on
+    those states and C = V - exp(sum_{p>0} p ln(V - v) - delta) (Filippi et al. 2010).
+    """
+    with mp.workdps(DPS):
+        p, v, delta = _mp_simplex(p), _mpf_list(v), mp.mpf(float(delta))
+        mean = mp.fsum(px * vx for px, vx in zip(p, v))
+        top = max(v)
+        if delta < 0:
+            return -mp.inf, None, None
+        if delta == 0 or min(v) == top:
+            return mean, None, None
+        # Gaps V - v_x: eta - v_x = gap + t is exact even when t is far below V's precision.
+        supp = [(px, top - vx) for px, vx in zip(p, v) if px > 0]
+
+        def g(t):
+            return mp.fsum(px * mp.log(gap + t) for px, gap in supp)
+
+        def h(t):
+            return g(t) + mp.log(mp.fsum(px / (gap + t) for px, gap in supp))
+
+        if min(gap for _, gap in supp) > 0 and h(0) <= delta:
+            c = mp.exp(g(0) - delta)
+            q = [c * px / (top - vx) if px > 0 else mp.mpf(0) for px, vx in zip(p, v)]
+            n_top = sum(1 for px, vx in zip(p, v) if px == 0 and vx == top)
+            rest = (1 - mp.fsum(q)) / n_top
+            q = [rest if (px == 0 and vx == top) else qx for px, vx, qx in zip(p, v, q)]
+            return top - c, c, q
+        lo = hi = top - min(v)
+        while h(lo) <= delta:
+            lo /= mp.mpf(10) ** 8
+        while h(hi) > delta:
+            hi *= mp.mpf(10) ** 4
+        while hi / lo - 1 > mp.mpf(10) ** (3 - DPS):
+            mid = mp.sqrt(lo * hi)
+            if h(mid) > delta:
+                lo = mid
+            else:
+                hi = mid
+        t = mp.sqrt(lo * hi)
+        c = 1 / mp.fsum(px / (gap + t) for px, gap in supp)
+        return top + t - c, c, [c * px / (top - vx + t) for px, vx in zip(p, v)]
+
+
+def kinf_mp(p, v, rho):
+    """D, lambda and q* at DPS digits: bisection of the paper's Theorem 4 equation.
+
+    sum_x p_x (rho - v_x) / (1 + lambda (rho - v_x)) = 0 on 0 < lambda < 1/(V - rho); if it
+    stays positive up to 1/(V - rho) (p zero on the argmax states), lambda = 1/(V - rho).
+    """
+    with mp.workdps(DPS):
+        p, v, rho = _mp_simplex(p), _mpf_list(v), mp.mpf(float(rho))
+        mean = mp.fsum(px * vx for px, vx in zip(p, v))
+        top = max(v)
+        if rho > top:
+            return mp.inf, None, None
+        if rho <= mean:
+            return mp.mpf(0), None, None
+        if rho == top:
+            return mp.inf, None, None
+        supp = [(px, vx) for px, vx in zip(p, v) if px > 0]
+        lam_max = 1 / (top - rho)
+
+        def slope(lam):
+            return mp.fsum(px * (rho - vx) / (1 + (rho - vx) * lam) for px, vx in supp)
+
+        if max(vx for _, vx in supp) < top and slope(lam_max) >= 0:
+            lam = lam_max
+        else:
+            lo, hi = mp.mpf(0), lam_max
+            for _ in range(4 * DPS):
+                mid = (lo + hi) / 2
+                if slope(mid) > 0:
+                    lo = mid
+                else:
+                    hi = mid
+            lam = (lo + hi) / 2
+        value = mp.fsum(px * mp.log(1 + (rho - vx) * lam) for px, vx in supp)
+        q = [px / (1 + (rho - vx) * lam) if px > 0 else mp.mpf(0) for px, vx in zip(p, v)]
+        rest = 1 - mp.fsum(q)
+        if rest > mp.mpf(10) ** (-DPS):
+            n_top = sum(1 for px, vx in zip(p, v) if px == 0 and vx == top)
+            q = [rest / n_top if (px == 0 and vx == top) else qx for px, vx, qx in zip(p, v, q)]
+        return value, lam, q
+
+
+def _slsqp(objective, jac, cons, y0):
+    res = minimize(
+        objective,
+        y0,
+        jac=jac,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 1000},
+    )
+    # Status 8 ("positive directional derivative in linesearch") is SLSQP stopping at the
+    # optimum it can no longer improve in float64; the value is compared below anyway.
+    assert res.status in (0, 8), res.message
+    return res.x
+
+
+def kl_ucb_slsqp(p, v, delta):
+    """max_y v.exp(y) s.t. sum p (ln p - y) <= delta, sum exp(y) = 1 (y = ln q)."""
+    log_p = np.log(p)
+    cons = [
+        {"type": "ineq", "fun": lambda y: delta - p @ (log_p - y), "jac": lambda y: p},
+        {"type": "eq", "fun": lambda y: np.exp(y).sum() - 1, "jac": np.exp},
+    ]
+    y = _slsqp(lambda y: -(v @ np.exp(y)), lambda y: -v * np.exp(y), cons, log_p)
+    assert p @ (log_p - y) <= delta + 1e-9 and abs(np.exp(y).sum() - 1) < 1e-9
+    return float(v @ np.exp(y))
+
+
+def kinf_slsqp(p, v, rho):
+    """min_y sum p (ln p - y) s.t. v.exp(y) >= rho, sum exp(y) = 1 (y = ln q)."""
+    log_p = np.log(p)
+    cons = [
+        {"type": "ineq", "fun": lambda y: v @ np.exp(y) - rho, "jac": lambda y: v * np.exp(y)},
+        {"type": "eq", "fun": lambda y: np.exp(y).sum() - 1, "jac": np.exp},
+    ]
+    y = _slsqp(lambda y: p @ (log_p - y), lambda y: -p, cons, log_p)
+    assert v @ np.exp(y) >= rho - 1e-9 and abs(np.exp(y).sum() - 1) < 1e-9
+    return float(p @ (log_p - y))
+
+
+def bernoulli_kl(a, b):
+    """kl(a, b) of two Bernoulli laws; a, b floats or mpf (kept exact)."""
+    with mp.workdps(DPS):
+        a, b = mp.mpf(a), mp.mpf(b)
+        first = a * mp.log(a / b) if a > 0 else mp.mpf(0)
+        second = (1 - a) * mp.log((1 - a) / (1 - b)) if a < 1 else mp.mpf(0)
+        return first + second
+
+
+def bernoulli_kl_ucb(a, delta):
+    """sup{x : kl(a, x) <= delta}, by geometric bisection on s = 1 - x."""
+    with mp.workdps(DPS):
+        a, delta = mp.mpf(float(a)), mp.mpf(float(delta))
+
+        def kl_at(s):  # kl(a, 1 - s), decreasing in s on (0, 1 - a]
+            first = a * mp.log(a / (1 - s)) if a > 0 else mp.mpf(0)
+            return first + (1 - a) * mp.log((1 - a) / s)
+
+        lo, hi = mp.mpf(1) - a, mp.mpf(1) - a
+        while kl_at(lo) <= delta:
+            lo /= mp.mpf(10) ** 8
+        while hi / lo - 1 > mp.mpf(10) ** (3 - DPS):
+            mid = mp.sqrt(lo * hi)
+            if kl_at(mid) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return 1 - hi
+
+
+def _problem(seed, n, *, zeros=0, alpha=1.0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, alpha))
+    if zeros:
+        p[rng.choice(n, zeros, replace=False)] = 0.0
+        p /= p.sum()
+    return p, rng.uniform(size=n)
+
+
+def test_references_agree_with_each_other():
+    """The mpmath solutions satisfy Theorem 2, invert each other, and match SLSQP."""
+    for seed, n in [(0, 3), (1, 12)]:
+        p, v = _problem(seed, n)
+        for delta in [1e-3, 0.5, 4.0]:
+            C, c, _ = kl_ucb_mp(p, v, delta)
+            with mp.workdps(DPS):
+                lam, pm, vm = -c, _mp_simplex(p), _mpf_list(v)
+                eq1 = mp.fsum(px * mp.log(1 + (vx - C) / lam) for px, vx in zip(pm, vm))
+                eq2 = mp.fsum(px * lam / (lam + vx - C) for px, vx in zip(pm, vm))
+                assert abs(eq1 - mp.mpf(delta)) < mp.mpf(10) ** -30
+                assert abs(eq2 - 1) < mp.mpf(10) ** -30
+                assert lam < C - max(vm)
+            # D(C(delta)) = delta at high precision (C rounded to float64 first).
+            D, _, _ = kinf_mp(p, v, float(C))
+            assert abs(float(D) - delta) < 1e-12 * delta + 1e-15 * float(c) ** -1
+            assert abs(kl_ucb_slsqp(p, v, delta) - float(C)) < 1e-7
+            mean = p @ v
+            rho = mean + 0.6 * (v.max() - mean)
+            assert abs(kinf_slsqp(p, v, rho) - float(kinf_mp(p, v, rho)[0])) < 1e-7
+
+
+# ---------------------------------------------------------------------------------------
+# The solvers under test. Every call goes through a few jitted programs with fixed shapes
+# (8 levels per call, batches of 6), so that the suite compiles each program once.
+# ---------------------------------------------------------------------------------------
+N_LEVELS = 8
+N_BATCH = 6
+
+
+def _kl_ucb(p, v, delta):
+    return jaxmdp.kl_ucb(p, v, delta)
+
+
+def _kinf(p, v, rho):
+    return jaxmdp.kinf(p, v, rho)
+
+
+def _derivatives(fun):
+    """Gradient in (p, v, level) and one JVP, in one program."""
+
+    def derivatives(p, v, level, tangents):
+        grads = jax.grad(fun, argnums=(0, 1, 2))(p, v, level)
+        return grads, jax.jvp(fun, (p, v, level), tangents)[1]
+
+    return derivatives
+
+
+_PROGRAMS = {
+    "C": {
+        "levels": jax.jit(jax.vmap(_kl_ucb, in_axes=(None, None, 0))),
+        "batch": jax.jit(jax.vmap(_kl_ucb)),
+        "derivatives": jax.jit(_derivatives(_kl_ucb)),
+        "batch_derivatives": jax.jit(jax.vmap(_derivatives(_kl_ucb))),
+    },
+    "D": {
+        "levels": jax.jit(jax.vmap(_kinf, in_axes=(None, None, 0))),
+        "batch": jax.jit(jax.vmap(_kinf)),
+        "derivatives": jax.jit(_derivatives(_kinf)),
+        "batch_derivatives": jax.jit(jax.vmap(_derivatives(_kinf))),
+    },
+}
+_L_levels = jax.jit(jax.vmap(jaxmdp.l1_ucb, in_axes=(None, None, 0)))
+
+
+def levels(which, p, v, values):
+    """C or D at up to N_LEVELS levels for one (p, v); the dtype is p's."""
+    p = np.asarray(p)
+    values = np.asarray(values, dtype=p.dtype)
+    k = len(values)
+    assert k <= N_LEVELS
+    padded = np.concatenate([values, np.full(N_LEVELS - k, values[-1], dtype=p.dtype)])
+    return np.asarray(_PROGRAMS[which]["levels"](p, np.asarray(v, p.dtype), padded))[:k]
+
+
+def batch(which, p, v, values):
+    """C or D for N_BATCH problems (rows of p, v) at one level each."""
+    assert len(p) == N_BATCH
+    return np.asarray(_PROGRAMS[which]["batch"](p, v, np.asarray(values, p.dtype)))
+
+
+def gradients(which, p, v, level, tangents=None):
+    """((dp, dv, dlevel), jvp along tangents) for one problem; dtype is p's."""
+    dtype = np.asarray(p).dtype
+    if tangents is None:
+        tangents = (np.zeros_like(p), np.zeros_like(p), np.zeros((), dtype))
+    tangents = tuple(np.asarray(t, dtype) for t in tangents)
+    grads, jvp = _PROGRAMS[which]["derivatives"](
+        np.asarray(p, dtype), np.asarray(v, dtype), np.asarray(level, dtype), tangents
+    )
+    return tuple(np.asarray(g) for g in grads), float(jvp)
+
+
+def l1_levels(p, v, radii):
+    return np.asarray(_L_levels(p, v, np.asarray(radii, np.asarray(p).dtype)))
+
+
+def _rho_levels(p, v, fractions):
+    mean = p @ v
+    return mean + np.asarray(fractions) * (v.max() - mean)
+
+
+def _no_nan(arrays):
+    return not any(np.any(np.isnan(np.asarray(a))) for a in arrays)
+
+
+# Values against SLSQP in log coordinates, S <= 50.
+@pytest.mark.parametrize("seed,n", [(10, 8), (11, 8), (12, 50)])
+def test_kl_ucb_matches_slsqp(seed, n):
+    p, v = _problem(seed, n)
+    deltas = np.array([1e-3, 0.05, 0.5, 3.0])
+    want = np.array([kl_ucb_slsqp(p, v, d) for d in deltas])
+    np.testing.assert_allclose(levels("C", p, v, deltas), want, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed,n", [(10, 8), (11, 8), (12, 50)])
+def test_kinf_matches_slsqp(seed, n):
+    p, v = _problem(seed, n)
+    rhos = _rho_levels(p, v, [0.05, 0.3, 0.7, 0.95])
+    want = np.array([kinf_slsqp(p, v, r) for r in rhos])
+    np.testing.assert_allclose(levels("D", p, v, rhos), want, rtol=1e-6, atol=1e-7)
+
+
+# Values against mpmath at 40 digits, ~1e-12 relative in float64.
+MP_CASES = [(20, 8, 0), (21, 8, 0), (22, 8, 2), (23, 50, 0)]
+
+
+@pytest.mark.parametrize("seed,n,zeros", MP_CASES)
+def test_kl_ucb_matches_mpmath(seed, n, zeros):
+    p, v = _problem(seed, n, zeros=zeros, alpha=0.5)
+    deltas = np.array([1e-12, 1e-8, 1e-4, 0.01, 0.3, 2.0, 10.0, 60.0])
+    want = np.array([float(kl_ucb_mp(p, v, d)[0]) for d in deltas])
+    np.testing.assert_allclose(levels("C", p, v, deltas), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed,n,zeros", MP_CASES)
+def test_kinf_matches_mpmath(seed, n, zeros):
+    p, v = _problem(seed, n, zeros=zeros, alpha=0.5)
+    rhos = _rho_levels(p, v, [1e-6, 1e-3, 0.1, 0.5, 0.9, 0.999, 1 - 1e-9])
+    want = np.array([float(kinf_mp(p, v, r)[0]) for r in rhos])
+    np.testing.assert_allclose(levels("D", p, v, rhos), want, rtol=1e-12, atol=1e-15)
+
+
+# Closed forms.
+@pytest.mark.parametrize("a", [0.0, 0.1, 0.5, 0.9])
+def test_two_point_values_reduce_to_bernoulli(a):
+    """v in {0, 1} with P(v = 1) = a: C is the Bernoulli KL-UCB, D is kl(a, rho). (Six
+    extra states with p = 0 and v = 0 receive no mass, so S = 8 here.)"""
+    p = np.array([1 - a, a, 0, 0, 0, 0, 0, 0])
+    v = np.array([0.0, 1.0, 0, 0, 0, 0, 0, 0])
+    deltas = np.array([1e-6, 0.01, 0.2, 1.0, 5.0, 40.0])
+    got = levels("C", p, v, deltas)
+    want = np.array([float(bernoulli_kl_ucb(a, d)) for d in deltas])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    if a == 0.0:
+        # p is zero on the argmax state: C = 1 - exp(-delta) (Filippi et al. 2010).
+        np.testing.assert_allclose(got, -np.expm1(-deltas), rtol=1e-14, atol=1e-16)
+    rhos = a + (1 - a) * np.array([1e-4, 0.2, 0.5, 0.9, 0.999999])
+    want = np.array([float(bernoulli_kl(a, r)) for r in rhos])
+    np.testing.assert_allclose(levels("D", p, v, rhos), want, rtol=1e-12)
+
+
+# p is zero on the argmax state (v = 1), on a state just below it and on the lowest state.
+FILIPPI = (
+    np.array([0.3, 0.25, 0.2, 0.15, 0.1, 0.0, 0.0, 0.0]),
+    np.array([0.0, 0.2, 0.5, 0.7, 0.8, 1.0, -1.0, 0.9]),
+)
+# h(V) on the support: the delta above which the sup puts mass on the argmax state.
+_supp = FILIPPI[0] > 0
+FILIPPI_SWITCH = float(
+    FILIPPI[0][_supp] @ np.log(1 - FILIPPI[1][_supp])
+    + np.log(FILIPPI[0][_supp] @ (1 / (1 - FILIPPI[1][_supp])))
+)
+
+
+def test_zero_probability_on_argmax_state_filippi():
+    """For delta >= h(V) the sup puts mass on the unobserved best state (Filippi et al.
+    2010) and C = V - exp(sum_{p>0} p ln(V - v) - delta); below, the usual interior
+    optimum (q* = 0 where p = 0), all the way up to the switch."""
+    p, v = FILIPPI
+    supp = p > 0
+    fractions = np.array([0.1, 0.3, 0.6, 0.9, 0.99, 1.1])
+    deltas = np.concatenate([fractions * FILIPPI_SWITCH, [1.0, 8.0]])
+    want = np.array([float(kl_ucb_mp(p, v, d)[0]) for d in deltas])
+    got = levels("C", p, v, deltas)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    big = deltas > FILIPPI_SWITCH
+    closed = 1 - np.exp(p[supp] @ np.log(1 - v[supp]) - deltas[big])
+    np.testing.assert_allclose(got[big], closed, rtol=1e-14)
+    # The inverse: lambda sits at its bound 1/(V - rho) and D = sum p ln((V - v)/(V - rho)).
+    rhos = closed
+    d_closed = np.array([p[supp] @ np.log((1 - v[supp]) / (1 - r)) for r in rhos])
+    np.testing.assert_allclose(levels("D", p, v, rhos), d_closed, rtol=1e-10)
+    np.testing.assert_allclose(d_closed, deltas[big], rtol=1e-11)
+
+
+def test_zero_probability_low_states_change_nothing():
+    """States with p = 0 and the smallest v never receive mass."""
+    p, v = _problem(30, 6)
+    p_pad = np.concatenate([p, np.zeros(2)])
+    v_pad = np.concatenate([v, np.full(2, v.min() - 0.5)])
+    deltas = np.array([1e-4, 0.1, 2.0, 20.0])
+    want = np.array([float(kl_ucb_mp(p, v, d)[0]) for d in deltas])
+    np.testing.assert_allclose(levels("C", p_pad, v_pad, deltas), want, rtol=1e-12)
+    rhos = _rho_levels(p, v, [0.1, 0.6, 0.99])
+    want = np.array([float(kinf_mp(p, v, r)[0]) for r in rhos])
+    np.testing.assert_allclose(levels("D", p_pad, v_pad, rhos), want, rtol=1e-12)
+
+
+# The inverse pair, S up to 10^4.
+@pytest.mark.parametrize("n", [8, 10_000])
+def test_inverse_pair(n):
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.full(n, 0.3), size=N_BATCH)
+    v = rng.normal(size=(N_BATCH, n))
+    delta = np.array([1e-6, 1e-3, 0.05, 0.5, 2.0, 8.0])
+    c = batch("C", p, v, delta)
+    np.testing.assert_allclose(batch("D", p, v, c), delta, rtol=1e-10)
+    mean = np.sum(p * v, axis=-1)
+    rho = mean + np.array([1e-4, 0.01, 0.2, 0.5, 0.9, 0.99]) * (v.max(axis=-1) - mean)
+    d = batch("D", p, v, rho)
+    np.testing.assert_allclose(batch("C", p, v, d), rho, rtol=1e-10, atol=1e-12)
+
+
+# Properties (hypothesis) at S = 8 and 8 levels: one compiled program for all examples.
+_weights = st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1.0)), min_size=8, max_size=8).filter(
+    lambda w: sum(w) > 1e-3
+)
+_values = st.lists(
+    st.one_of(st.floats(-10.0, 10.0, allow_subnormal=False), st.sampled_from([-1.0, 0.0, 1.0])),
+    min_size=8,
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_weights, _values, st.lists(st.floats(0.0, 30.0), min_size=8, max_size=8))
+def test_property_kl_ucb_monotone_bounded_and_pinsker(w, v, deltas):
+    p = np.asarray(w) / np.sum(w)
+    v = np.asarray(v)
+    deltas = np.sort(np.asarray(deltas))
+    c = levels("C", p, v, deltas)
+    tol = 1e-12 * (1 + np.abs(v).max())
+    assert np.all(np.isfinite(c))
+    assert np.all(np.diff(c) >= -tol)
+    assert np.all(c >= p @ v - tol) and np.all(c <= v.max() + tol)
+    # Pinsker: ||p - q||_1 <= sqrt(2 KL(p||q)), so the KL ball of radius delta lies inside
+    # the L1 ball of radius sqrt(2 delta): C(p, v, delta) <= B(p, v, d) for d >= sqrt(2
+    # delta). (The reverse is false; see test_pinsker_direction.)
+    assert np.all(c <= l1_levels(p, v, np.sqrt(2 * deltas)) + tol)
+
+
+def test_pinsker_direction():
+    """p = e_1, v = e_2, delta = 1: C = 1 - 1/e < B(sqrt 2) = 1/sqrt 2, so C >= B(d) for
+    d <= sqrt(2 delta) does not hold in general; C <= B(sqrt(2 delta)) does."""
+    p = np.eye(8)[0]
+    v = np.eye(8)[1]
+    np.testing.assert_allclose(levels("C", p, v, [1.0]), 1 - np.exp(-1.0), rtol=1e-14)
+    np.testing.assert_allclose(l1_levels(p, v, [np.sqrt(2.0)]), np.sqrt(0.5), rtol=1e-14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_weights, _values, st.lists(st.floats(-0.2, 1.2), min_size=8, max_size=8))
+def test_property_kinf_monotone_and_nonnegative(w, v, fractions):
+    p = np.asarray(w) / np.sum(w)
+    v = np.asarray(v)
+    lo, hi = v.min(), v.max()
+    rhos = np.sort(lo + np.asarray(fractions) * (hi - lo))
+    d = levels("D", p, v, rhos)
+    assert not np.any(np.isnan(d))
+    assert np.all(d >= 0)
+    finite = np.where(np.isfinite(d), d, 0)
+    assert np.all(d[1:] >= d[:-1] - 1e-12 * (1 + finite[:-1]))
+    assert np.all(np.isinf(d[rhos > hi]))
+    assert np.all(d[rhos < p @ v - 1e-12 * (1 + np.abs(v).max())] == 0)
+
+
+# Gradients.
+def _envelope(p, v, delta, rho):
+    """The closed-form derivatives of DESIGN.md, from the mpmath optimisers."""
+    _, c, q_c = kl_ucb_mp(p, v, delta)
+    _, lam, q_d = kinf_mp(p, v, rho)
+    c, lam = float(c), float(lam)
+    q_c = np.array([float(x) for x in q_c])
+    q_d = np.array([float(x) for x in q_d])
+    return {
+        "C": (-c * (np.log(p / q_c) + 1), q_c, c),
+        "D": (np.log(p / q_d) + 1, -lam * q_d, lam),
+    }
+
+
+def _on_simplex(g):
+    """Only differences of dp components are meaningful: project out the mean."""
+    g = np.asarray(g)
+    return g - g.mean()
+
+
+def _central_differences(which, p, v, level, dir_p, dir_v, h):
+    """Directional central differences in p, v and the level, in one batched call."""
+    ps = np.stack([p + h * dir_p, p - h * dir_p, p, p, p, p])
+    vs = np.stack([v, v, v + h * dir_v, v - h * dir_v, v, v])
+    lv = np.array([level, level, level, level, level + h, level - h])
+    f = batch(which, ps, vs, lv)
+    return (f[0] - f[1]) / (2 * h), (f[2] - f[3]) / (2 * h), (f[4] - f[5]) / (2 * h)
+
+
+GRAD_CASES = [(40, 0.05, 0.3), (41, 0.8, 0.8), (42, 4.0, 0.97)]
+
+
+@pytest.mark.parametrize("seed,delta,fraction", GRAD_CASES)
+def test_gradients_envelope_finite_differences_and_jvp(seed, delta, fraction):
+    n = 8
+    p, v = _problem(seed, n, alpha=3.0)  # entries well inside the simplex
+    rho = float(_rho_levels(p, v, fraction))
+    want = _envelope(p, v, delta, rho)
+    rng = np.random.default_rng(seed)
+    dir_p = rng.normal(size=n)
+    dir_p -= dir_p.mean()  # stay on the simplex
+    dir_p *= 0.5 * p.min() / np.abs(dir_p).max()
+    dir_v = rng.normal(size=n)
+    for which, level in [("C", delta), ("D", rho)]:
+        (g_p, g_v, g_l), jvp = gradients(which, p, v, level, (dir_p, dir_v, 0.3))
+        w_p, w_v, w_l = want[which]
+        np.testing.assert_allclose(_on_simplex(g_p), _on_simplex(w_p), rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(g_v, w_v, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(g_l, w_l, rtol=1e-9)
+        fd_p, fd_v, fd_l = _central_differences(which, p, v, level, dir_p, dir_v, 1e-5)
+        np.testing.assert_allclose(g_p @ dir_p, fd_p, rtol=1e-6, atol=1e-10)
+        np.testing.assert_allclose(g_v @ dir_v, fd_v, rtol=1e-6, atol=1e-10)
+        np.testing.assert_allclose(g_l, fd_l, rtol=1e-6)
+        np.testing.assert_allclose(jvp, g_p @ dir_p + g_v @ dir_v + 0.3 * g_l, rtol=1e-10)
+
+
+_ZERO_KEEPING = np.array([0.1, -0.04, -0.06, 0.03, -0.03, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("fraction", [0.3, 12.0])
+def test_kl_ucb_gradients_with_zero_probability_states(fraction):
+    """FILIPPI below (interior) and above (mass on the zero-probability argmax state) the
+    switch. dC/dv = q*, dC/ddelta = c; dC/dp_x at a zero-probability state x is the
+    one-sided limit of -c (ln(p_x/q*_x) + 1): +inf where q*_x > 0, finite where q*_x = 0
+    (p_x/q*_x tends to (eta - v_x)/c). Along directions that keep the zeros at zero,
+    central differences."""
+    p, v = FILIPPI
+    delta = fraction * FILIPPI_SWITCH
+    _, c, q = kl_ucb_mp(p, v, delta)
+    c, q = float(c), np.array([float(x) for x in q])
+    (g_p, g_v, g_d), _ = gradients("C", p, v, delta)
+    assert _no_nan(g_p)
+    np.testing.assert_allclose(g_d, c, rtol=1e-10)
+    np.testing.assert_allclose(g_v, q, rtol=1e-10, atol=1e-14)
+    zero = p == 0
+    assert np.all(g_p[zero & (q > 0)] == np.inf)
+    assert np.all(np.isfinite(g_p[~(zero & (q > 0))]))
+    dir_v = q - q.mean()
+    fd_p, fd_v, fd_d = _central_differences("C", p, v, delta, _ZERO_KEEPING, dir_v, 1e-6)
+    np.testing.assert_allclose(g_p[~zero] @ _ZERO_KEEPING[~zero], fd_p, rtol=1e-6)
+    np.testing.assert_allclose(g_v @ dir_v, fd_v, rtol=1e-6)
+    np.testing.assert_allclose(g_d, fd_d, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.3, 0.9])
+def test_kinf_gradients_with_zero_probability_states(fraction):
+    """kinf on FILIPPI. At fraction 0.1, lambda < 1/(V - rho) and q* is zero where p is; at
+    0.3 and 0.9, lambda = 1/(V - rho) and q* puts mass on the zero-probability argmax
+    state, where dD/dp is the one-sided limit of ln(p_x/q*_x) + 1, i.e. -inf. Never NaN;
+    the other components match the envelope formulas and central differences."""
+    p, v = FILIPPI
+    rho = float(_rho_levels(p, v, fraction))
+    _, lam, q = kinf_mp(p, v, rho)
+    lam, q = float(lam), np.array([float(x) for x in q])
+    (g_p, g_v, g_r), _ = gradients("D", p, v, rho)
+    assert _no_nan(g_p)
+    np.testing.assert_allclose(g_r, lam, rtol=1e-10)
+    np.testing.assert_allclose(g_v, -lam * q, rtol=1e-10, atol=1e-14)
+    zero = p == 0
+    assert np.all(g_p[zero & (q > 0)] == -np.inf)
+    supp = ~zero
+    np.testing.assert_allclose(
+        _on_simplex(g_p[supp]), _on_simplex(np.log(p[supp] / q[supp]) + 1), rtol=1e-10
+    )
+    fd_p, _, fd_r = _central_differences("D", p, v, rho, _ZERO_KEEPING, np.zeros(8), 1e-6)
+    np.testing.assert_allclose(g_p[supp] @ _ZERO_KEEPING[supp], fd_p, rtol=1e-6)
+    np.testing.assert_allclose(g_r, fd_r, rtol=1e-6)
+
+
+def test_gradients_under_vmap_match_single_instances():
+    cases = [_problem(seed, 8, alpha=2.0) for seed in range(50, 50 + N_BATCH)]
+    p = np.stack([c[0] for c in cases])
+    v = np.stack([c[1] for c in cases])
+    mean = np.sum(p * v, -1)
+    level = {
+        "C": np.array([0.01, 0.2, 1.0, 6.0, 0.0, -1.0]),
+        "D": mean + np.array([0.1, 0.4, 0.8, 0.99, 0.0, -1.0]) * (v.max(-1) - mean),
+    }
+    rng = np.random.default_rng(5)
+    tangents = (rng.normal(size=p.shape), rng.normal(size=p.shape), rng.normal(size=N_BATCH))
+    for which in "CD":
+        grads, jvps = _PROGRAMS[which]["batch_derivatives"](p, v, level[which], tangents)
+        for i in range(N_BATCH):
+            one = tuple(t[i] for t in tangents)
+            single, jvp = gradients(which, p[i], v[i], level[which][i], one)
+            for b, s in zip(grads, single):
+                np.testing.assert_allclose(b[i], s, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(jvps[i], jvp, rtol=1e-12, atol=1e-15)
+
+
+# Degenerate cases (the paper's Theorems 1 and 3).
+def test_kl_ucb_degenerate_cases():
+    p, v = _problem(60, 8)
+    mean = p @ v
+    c = levels("C", p, v, [-1.0, -1e-300, 0.0])
+    assert c[0] == -np.inf and c[1] == -np.inf
+    np.testing.assert_allclose(c[2], mean, rtol=1e-14)
+    const = np.full(8, 0.3)
+    np.testing.assert_allclose(levels("C", p, const, [0.0, 0.1, 50.0]), 0.3, rtol=1e-14)
+    for args in [(p, v, -1.0), (p, v, 0.0), (p, const, 0.1), (p, const, 0.0)]:
+        assert _no_nan(gradients("C", *args)[0]), args
+    # Infeasible level: the value is -inf on a neighbourhood, so every derivative is 0.
+    assert all(np.all(g == 0) for g in gradients("C", p, v, -1.0)[0])
+    # delta == 0: the documented right derivative in delta, +inf.
+    assert gradients("C", p, v, 0.0)[0][2] == np.inf
+
+
+def test_kinf_degenerate_cases():
+    p, v = _problem(61, 8)
+    mean, top = p @ v, v.max()
+    rhos = np.array([top + 1.0, top, mean, mean - 1.0, v.min() - 5.0])
+    d = levels("D", p, v, rhos)
+    assert d[0] == np.inf and d[1] == np.inf
+    assert np.all(d[2:] == 0)
+    const = np.full(8, 0.3)
+    np.testing.assert_array_equal(levels("D", p, const, [0.2, 0.3, 0.4]), [0.0, 0.0, np.inf])
+    for rho in rhos:
+        assert _no_nan(gradients("D", p, v, rho)[0]), rho
+    # Where the value is 0 or +inf on a neighbourhood every derivative is 0.
+    for rho in [rhos[0], rhos[3], rhos[4]]:
+        assert all(np.all(g == 0) for g in gradients("D", p, v, rho)[0])
+    for rho in [0.2, 0.3, 0.4]:
+        assert _no_nan(gradients("D", p, const, rho)[0])
+
+
+# Robustness: no NaN anywhere in the documented range; float32 close to float64.
+def _extreme_problem(n):
+    rng = np.random.default_rng(70 + n)
+    p = rng.dirichlet(np.ones(n))
+    p[: n // 4] = 1e-12  # tiny entries
+    p /= p.sum()
+    v = rng.uniform(size=n)
+    v[n // 2 :] = v[n // 2]  # ties
+    v[1] = 1e6  # one huge outlier, on a state of probability ~1e-12
+    return p, v
+
+
+EXTREME_DELTAS = np.array([1e-12, 1e-6, 1e-3, 0.1, 1.0, 10.0, 100.0, 1e3])
+EXTREME_FRACTIONS = [1e-9, 1e-4, 0.01, 0.3, 0.9, 0.999, 1 - 1e-7, 1.0]
+
+
+def test_no_nan_extreme_inputs_float64_large_s():
+    p, v = _extreme_problem(100_000)
+    rhos = _rho_levels(p, v, EXTREME_FRACTIONS)
+    rhos[-1] = v.max()
+    c = levels("C", p, v, EXTREME_DELTAS)
+    d = levels("D", p, v, rhos)
+    tol = 1e-12 * np.abs(v).max()
+    assert np.all(np.isfinite(c)) and np.all(np.diff(c) >= -tol)
+    assert np.all(c >= p @ v - tol) and np.all(c <= v.max())
+    assert np.all(np.isfinite(d[:-1])) and d[-1] == np.inf and np.all(np.diff(d) >= 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_no_nan_extreme_inputs(dtype):
+    p, v = _extreme_problem(8)
+    rhos = _rho_levels(p, v, EXTREME_FRACTIONS)
+    rhos[-1] = v.max()
+    p, v = p.astype(dtype), v.astype(dtype)
+    c = levels("C", p, v, EXTREME_DELTAS)
+    d = levels("D", p, v, rhos)
+    assert _no_nan([c, d])
+    assert np.all(np.isfinite(c)) and np.all(c <= v.max())
+    assert np.all(d >= 0) and np.all(np.isfinite(d[:-2])) and d[-1] == np.inf
+    for which, level in [("C", 0.1), ("C", 1e-12), ("D", rhos[3]), ("D", rhos[5])]:
+        assert _no_nan(gradients(which, p, v, level)[0]), (which, level)
+
+
+FLOAT32_CASES = {
+    "uniform": (
+        np.random.default_rng(90).dirichlet(np.ones(8)),
+        np.random.default_rng(91).uniform(size=8),
+    ),
+    # p tiny on the argmax state: next to the Filippi regime.
+    "tiny-p-on-top": (
+        np.array([1e-12, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1 - 1e-12]),
+        np.array([2.0, 0.0, 1.0, 0.5, 0.2, 0.3, 0.4, 0.9]),
+    ),
+    "outlier": (
+        np.array([1e-3, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1 - 1e-3]),
+        np.array([1e3, 0.0, 1.0, 0.5, 0.2, 0.3, 0.4, 0.9]),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT32_CASES))
+def test_float32_close_to_float64(case):
+    p, v = FLOAT32_CASES[case]
+    p32, v32 = p.astype(np.float32), v.astype(np.float32)
+    p64, v64 = p32.astype(np.float64), v32.astype(np.float64)  # the same inputs in float64
+    deltas = np.array([1e-6, 1e-3, 0.1, 1.0, 10.0])
+    rhos = _rho_levels(p64, v64, [1e-3, 0.1, 0.5, 0.9, 0.99])
+    scale = np.abs(v64).max()
+    np.testing.assert_allclose(
+        levels("C", p32, v32, deltas), levels("C", p64, v64, deltas), rtol=0, atol=1e-5 * scale
+    )
+    np.testing.assert_allclose(
+        levels("D", p32, v32, rhos), levels("D", p64, v64, rhos), rtol=1e-4, atol=1e-6
+    )
+    for which, level in [("C", 0.1), ("D", float(rhos[2]))]:
+        g32, _ = gradients(which, p32, v32, level)
+        g64, _ = gradients(which, p64, v64, level)
+        assert all(g.dtype == np.float32 for g in g32)
+        np.testing.assert_allclose(_on_simplex(g32[0]), _on_simplex(g64[0]), rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(g32[1], g64[1], rtol=1e-3, atol=1e-6)
+        np.testing.assert_allclose(g32[2], g64[2], rtol=1e-3)
+
+
+def test_shapes_broadcasting_and_dtypes():
+    p, v = _problem(80, 8)
+    p_grid = np.stack([p, p[::-1], np.roll(p, 3)])[None].repeat(2, axis=0)  # [2, 3, S]
+    delta = np.array([0.01, 0.1, 1.0])
+    out = jax.jit(jaxmdp.kl_ucb)(p_grid, v, delta)
+    assert out.shape == (2, 3)
+    np.testing.assert_allclose(
+        out[1], [levels("C", q, v, delta)[i] for i, q in enumerate(p_grid[1])]
+    )
+    shapes = [
+        ((8,), (8,), (), ()),
+        ((4, 8), (8,), (), (4,)),
+        ((4, 8), (4, 8), (4,), (4,)),
+        ((8,), (8,), (5,), (5,)),
+        ((2, 3, 8), (3, 8), (2, 1), (2, 3)),
+    ]
+    for fun in [jaxmdp.kl_ucb, jaxmdp.kinf]:
+        for k, (p_shape, v_shape, l_shape, out_shape) in enumerate(shapes):
+            for dtype in [jnp.float64, jnp.float32][: 2 if k == 4 else 1]:
+                out = jax.eval_shape(
+                    fun,
+                    jax.ShapeDtypeStruct(p_shape, dtype),
+                    jax.ShapeDtypeStruct(v_shape, dtype),
+                    jax.ShapeDtypeStruct(l_shape, dtype),
+                )
+                assert out.shape == out_shape and out.dtype == dtype, (fun, p_shape, dtype)
