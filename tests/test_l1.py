@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from scipy.optimize import linprog
 
 import jaxmdp
+from jaxmdp.indices.l1 import SORT_MAX_STATES, _l1_ucb_selected, _l1_ucb_sorted
 
 _over_radii = jax.jit(jax.vmap(jaxmdp.l1_ucb, in_axes=(None, None, 0)))
 _grad = jax.jit(jax.grad(jaxmdp.l1_ucb, argnums=(0, 1, 2)))
@@ -56,7 +57,8 @@ LP_CASES = [
     (3, 8, True, 3),
     (4, 30, False, 5),
     (5, 30, True, 0),
-    (6, 1000, False, 100),
+    (6, 100, True, 10),
+    (7, 1000, False, 100),
 ]
 
 
@@ -67,6 +69,35 @@ def test_matches_paper_linear_program(seed, n, ties, zeros):
     got = np.asarray(_over_radii(p, v, radii))
     want = np.array([_olp_linprog(p, v, d) for d in radii])
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+_sorted_over_radii = jax.jit(jax.vmap(_l1_ucb_sorted, in_axes=(None, None, 0)))
+_selected_over_radii = jax.jit(jax.vmap(_l1_ucb_selected, in_axes=(None, None, 0)))
+_sorted_grad = jax.jit(jax.grad(_l1_ucb_sorted, argnums=(0, 1, 2)))
+_selected_grad = jax.jit(jax.grad(_l1_ucb_selected, argnums=(0, 1, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ties", [False, True])
+def test_sorting_and_selection_agree(dtype, ties):
+    """Above SORT_MAX_STATES the optimum comes from a bisection over bit patterns: it must
+    match the sort on both sides of the cut, with ties, zeros and negative values."""
+    assert SORT_MAX_STATES < 100
+    p, v = _problem(40 + ties, 100, ties=ties, zeros=20)
+    v[3] = -0.0
+    v[4] = 0.0
+    p, v = p.astype(dtype), v.astype(dtype)
+    radii = np.array([-1.0, 0.0, 1e-7, 0.01, 0.3, 0.8, 1.3, 1.6, 1.9999, 2.0, 3.0], dtype)
+    radii = np.concatenate([radii, 2 * np.cumsum(np.sort(p))[::17]]).astype(dtype)  # kinks
+    sorted_ = np.asarray(_sorted_over_radii(p, v, radii))
+    selected = np.asarray(_selected_over_radii(p, v, radii))
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(selected, sorted_, rtol=0, atol=8 * eps * np.abs(v).max())
+    if not ties and dtype == np.float64:  # with ties the v-gradient is one of several
+        g_sorted = _sorted_grad(p, v, dtype(0.77))
+        g_selected = _selected_grad(p, v, dtype(0.77))
+        for a, b in zip(g_sorted, g_selected):
+            np.testing.assert_allclose(a, b, rtol=0, atol=8 * eps)
 
 
 def test_zero_probability_on_argmax_state():
@@ -172,7 +203,7 @@ def _optimal_q(p, v, d):
     return q
 
 
-GRAD_CASES = [(10, 8, 0.3), (11, 8, 0.7), (12, 8, 1.2), (13, 30, 0.05)]
+GRAD_CASES = [(10, 8, 0.3), (11, 8, 0.7), (12, 8, 1.2), (13, 30, 0.05), (14, 100, 0.9)]
 
 
 @pytest.mark.parametrize("seed,n,d", GRAD_CASES)
