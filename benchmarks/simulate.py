@@ -12,7 +12,7 @@ For each agent (MDP-UCB, MDP-DMED, OLP, MDP-PS) on the paper's 3-state MDP, at 1
   one step at a time, NumPy + SciPy), measured in the same run, and the speed-up.
 
     python benchmarks/simulate.py [--horizon 2000] [--replications 100 1000]
-                                  [--numpy-steps 600] [--agents ucb dmed olp ps] [--x64]
+                                  [--numpy-steps 2000] [--agents ucb dmed olp ps] [--x64]
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=2000,
                         help="rounds per timed jaxmdp call")
     parser.add_argument("--chunk-size", type=int, default=1000)
-    parser.add_argument("--numpy-steps", type=int, default=600,
-                        help="replication-steps timed for the NumPy loop, per agent")
+    parser.add_argument("--numpy-steps", type=int, default=2000,
+                        help="rounds per replication of the timed NumPy loop")
+    parser.add_argument("--numpy-replications", type=int, default=1,
+                        help="replications of the timed NumPy loop, per agent")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
     args = parser.parse_args(argv)
 
@@ -64,9 +66,10 @@ def main(argv=None):
           flush=True)
     rows = []
     for name in args.agents:
-        # NumPy loop: a few replications of numpy_steps / reps steps each, same agent.
-        np_reps = 4
-        np_horizon = max(1, args.numpy_steps // np_reps)
+        # NumPy loop: replications of numpy_steps rounds (the same horizon as the JAX
+        # runs by default, so both spend the same share of rounds on early exploration).
+        np_reps = args.numpy_replications
+        np_horizon = args.numpy_steps
         out, np_wall, _ = _timed(lambda: ref.run(ref.PAPER_P, ref.PAPER_R, mask, name,
                                                  np_horizon, np_reps, seed=0))
         numpy_us = out["seconds"] / (np_horizon * np_reps) * 1e6
@@ -89,8 +92,8 @@ def main(argv=None):
                   f"{numpy_us:9.1f} {row['speedup']:7.0f}x {row['regret']:11.3f}",
                   flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} at end; us/rep-step is wall time of a "
-          f"cached {args.horizon}-round call; numpy: {args.numpy_steps} replication-steps "
-          f"of benchmarks/numpy_reference.py per agent")
+          f"cached {args.horizon}-round call; numpy: {args.numpy_replications} x "
+          f"{args.numpy_steps} rounds of benchmarks/numpy_reference.py per agent")
     return rows
 
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
+SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
 CHUNK = 250
 REPS = 64
 HORIZON = 2000
@@ -172,10 +173,12 @@ def test_rigged_start_equals_feeding_the_transitions():
                    for _ in range(rigged[x, a, y])]
     horizon = 12
     traj = _run("ucb", horizon=CHUNK, seed=9, initial_counts=rigged)
-    keys = jax.random.split(jax.random.key(9), REPS)
-    for i in range(2):
-        pseudo, counts = _python_loop(mdp, jm.get_agent("ucb"), horizon, keys[i],
-                                      transitions)
+    # The simulator draws its random bits with a fixed threefry layout; so does the loop.
+    with jax.threefry_partitionable(SIMULATE_MODULE.PARTITIONABLE_THREEFRY):
+        keys = jax.random.split(jax.random.key(9), REPS)
+        loops = [_python_loop(mdp, jm.get_agent("ucb"), horizon, keys[i], transitions)
+                 for i in range(2)]
+    for i, (pseudo, _) in enumerate(loops):
         np.testing.assert_allclose(traj.pseudo_regret[i, :horizon], pseudo, rtol=1e-12,
                                    atol=1e-12)
     # Regret counts only the played rounds; the counts hold both.
