@@ -23,6 +23,14 @@ from jaxmdp.planning import (
     regret_lower_bound,
     solve_average_reward,
 )
+from jaxmdp.sensitivity import (
+    GainSensitivity,
+    IndexSensitivity,
+    LowerBoundSensitivity,
+    gain_sensitivity,
+    index_sensitivity,
+    lower_bound_sensitivity,
+)
 from jaxmdp.simulate import Trajectories, simulate
 
 __all__ = [
@@ -47,4 +55,10 @@ __all__ = [
     "estimate",
     "Trajectories",
     "simulate",
+    "GainSensitivity",
+    "IndexSensitivity",
+    "LowerBoundSensitivity",
+    "gain_sensitivity",
+    "index_sensitivity",
+    "lower_bound_sensitivity",
 ]
