@@ -71,15 +71,19 @@ def _current(t, x, counts, estimate):
     return p_hat, rewards, admissible, visits, log_t
 
 
+def _untried_first(action, admissible, visits):
+    """``action``, unless an admissible action is untried: then the lowest such one."""
+    untried = admissible & (visits == 0)
+    return jnp.where(jnp.any(untried), jnp.argmax(untried), action).astype(jnp.int32)
+
+
 def _finish(index, admissible, visits):
     """argmax of ``index`` over admissible actions; untried admissible actions first.
 
-    Ties (including several untried actions) go to the lowest action index.
+    Ties go to the lowest action index (``jnp.argmax`` returns the first maximum).
     """
-    untried = admissible & (visits == 0)
-    index = jnp.where(admissible, index, -jnp.inf)
-    index = jnp.where(untried, jnp.inf, index)
-    return jnp.argmax(index).astype(jnp.int32)
+    action = jnp.argmax(jnp.where(admissible, index, -jnp.inf))
+    return _untried_first(action, admissible, visits)
 
 
 def _safe_radius_base(log_t, visits):
@@ -166,9 +170,7 @@ def dmed_select_action(key, t, x, counts, estimate: Estimate):
     discrepancy = jnp.where(candidates, discrepancy, -jnp.inf)
     challenger = jnp.argmax(discrepancy)
     action = jnp.where(discrepancy[challenger] > 0, challenger, best)
-    # An untried action has an infinite index (played first, lowest index first).
-    index = jnp.where(actions == action, 1.0, 0.0)
-    return _finish(index, admissible, visits)
+    return _untried_first(action, admissible, visits)
 
 
 def _open_uniform(bits, dtype):

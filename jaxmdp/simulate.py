@@ -196,7 +196,9 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         horizon: number of played rounds ``T`` (positive int).
         replications: number of independent runs (positive int).
         seed: int seed or PRNG key; replication ``i`` uses
-            ``jax.random.split(key, replications)[i]``. Same seed, same result.
+            ``jax.random.split(key, replications)[i]``. Same seed, same result. Random
+            bits are drawn with the non-partitionable threefry layout
+            (``PARTITIONABLE_THREEFRY``), whatever the global JAX setting.
         initial_counts: optional int ``[S, A, S]`` transition counts to start from.
         record_every: keep every ``record_every``-th cumulative value (positive int).
             Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
