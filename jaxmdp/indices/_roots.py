@@ -26,8 +26,8 @@ import jax.numpy as jnp
 from jax import lax
 
 Array = jax.Array
-# fn(x, args) -> (f(x), f'(x)); f must be non-decreasing in x.
-ResidualFn = Callable[[Array, Any], tuple[Array, Array]]
+# fn(x, args) -> (f(x), f'(x)) or (f(x), f'(x), f''(x)); f must be non-decreasing in x.
+ResidualFn = Callable[[Array, Any], tuple[Array, ...]]
 
 
 class RootResult(NamedTuple):
@@ -62,11 +62,18 @@ def _iterate(fn: ResidualFn, x0: Array, lo: Array, hi: Array, args: Any, xtol: f
 
     def body(state: _State) -> _State:
         x = state.x
-        f, df = fn(x, args)
+        out = fn(x, args)
+        f, df = out[0], out[1]
         # Non-decreasing residual: f < 0 means the root lies to the right of x.
         lo = jnp.where(f < 0, x, state.lo)
         hi = jnp.where(f > 0, x, state.hi)
         newton = x - f / df
+        if len(out) == 3:
+            # Halley's correction when f'' is supplied; kept only while it is a moderate
+            # change of the Newton step (otherwise plain Newton).
+            ratio = f * out[2] / (2.0 * df * df)
+            halley = x - (f / df) / (1.0 - ratio)
+            newton = jnp.where(jnp.isfinite(halley) & (jnp.abs(ratio) < 0.5), halley, newton)
         # Closed bracket: at convergence the Newton step is below one ulp and lands on x,
         # which may just have become an end of the bracket.
         newton_ok = jnp.isfinite(newton) & (newton >= lo) & (newton <= hi)
@@ -96,7 +103,7 @@ def _implicit_jvp(fn, primals, tangents):
     _, dargs = tangents
     f_of_args = lambda a: fn(x, a)[0]  # noqa: E731
     _, df_dargs = jax.jvp(f_of_args, (args,), (dargs,))
-    _, df_dx = fn(x, args)
+    df_dx = fn(x, args)[1]
     return x, -df_dargs / df_dx
 
 
@@ -105,7 +112,9 @@ def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike
                             max_steps: int = 64) -> RootResult:
     r"""Finds the root of a non-decreasing scalar function by safeguarded Newton.
 
-    Iterates :math:`x \leftarrow x - f(x)/f'(x)` while keeping a bracket
+    Iterates :math:`x \leftarrow x - f(x)/f'(x)` (Halley's cubically convergent correction
+    :math:`x - (f/f')/(1 - f f''/(2 f'^2))` when ``fn`` also returns :math:`f''`) while
+    keeping a bracket
     :math:`[lo, hi]` with :math:`f(lo) \le 0 \le f(hi)`; a step that leaves the bracket (or
     is not finite) is replaced by bisection. Stops when an accepted Newton step is smaller
     than ``xtol * (1 + |x|)`` (Newton then has converged quadratically, so the returned
@@ -116,7 +125,8 @@ def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike
     use this to clamp roots to a representable range.
 
     Args:
-        fn: ``fn(x, args) -> (f, df)`` with ``f`` non-decreasing in ``x`` and ``df = f'(x)``.
+        fn: ``fn(x, args) -> (f, df)`` or ``(f, df, d2f)`` with ``f`` non-decreasing in
+      ``x``, ``df = f'(x)`` and ``d2f = f''(x)``.
             Scalar ``x``; batch with ``jax.vmap``.
         x0: initial guess, scalar (clipped into the bracket).
         lo: lower end of the bracket, scalar.

@@ -51,6 +51,7 @@ the simplex).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -101,13 +102,18 @@ def _xtol(dtype) -> float:
     return float(np.finfo(dtype).eps) ** 0.5 * 0.1
 
 
+def _xtol_halley(dtype) -> float:
+    # Halley converges cubically: a step below eps^(1/3) leaves an error of order eps.
+    return float(np.finfo(dtype).eps) ** (1.0 / 3.0) * 0.1
+
+
 def _s_min(dtype) -> float:
     # Smallest ln(u) whose exp is a comfortably normal number.
     return float(np.log(np.finfo(dtype).tiny)) + 10.0
 
 
 class _Stats(NamedTuple):
-    """Moments of w = V - v under p, computed in one fused pass."""
+    """Moments of w = V - v under p."""
 
     V: Array  # max v over all states (including p = 0)
     w: Array  # V - v >= 0, shape [S]
@@ -117,13 +123,18 @@ class _Stats(NamedTuple):
     mean_w: Array  # E_p w = V - p.v
     var_w: Array  # Var_p w = Var_p v
     w_sup: Array  # max of w over the support of p
-    mean_log_w: Array  # E_p[ln w] over {p > 0, w > 0}
-    mean_inv_w: Array  # E_p[1/w] over {p > 0, w > 0}
-    mean_abs_v: Array  # E_p |v|, the rounding scale of p.v
+    log_w_lower: Array  # a lower bound on E_p[ln w] over {p > 0, w > 0}
+    log_w_guess: Array  # an estimate of E_p[ln w] over {p > 0, w > 0}
+    mean_inv_w: Array  # E_p[1/w] over {p > 0, w > 0} (0 when computed without zeros)
 
 
-def _stats(p: Array, v: Array) -> _Stats:
-    """Moments under p, which must already be normalised."""
+def _stats(p: Array, v: Array, with_zeros: bool) -> _Stats:
+    """Moments under p, which must already be normalised.
+
+    ``with_zeros`` (static) says whether p may have zero entries: only then can the optimum
+    sit on the boundary, which needs the exact E ln w and E 1/w (a log and a division per
+    state). Without zeros, cheap bounds replace them for the small-u starting point.
+    """
     V = jnp.max(v)
     w = V - v
     mu = jnp.dot(p, v)
@@ -135,12 +146,22 @@ def _stats(p: Array, v: Array) -> _Stats:
     var_w = jnp.sum(p * jnp.square(centered))
     w_sup = jnp.max(jnp.where(positive, w, 0.0))
     inner = positive & ~at_max
-    w_safe = jnp.where(inner, w, 1.0)
-    mean_log_w = jnp.sum(jnp.where(inner, p * jnp.log(w_safe), 0.0))
-    mean_inv_w = jnp.sum(jnp.where(inner, p / w_safe, 0.0))
-    mean_abs_v = jnp.sum(p * jnp.abs(v))
-    return _Stats(V, w, mu, centered, p_max, mean_w, var_w, w_sup, mean_log_w, mean_inv_w,
-                  mean_abs_v)
+    if with_zeros:
+        w_safe = jnp.where(inner, w, 1.0)
+        mean_log_w = jnp.sum(jnp.where(inner, p * jnp.log(w_safe), 0.0))
+        mean_inv_w = jnp.sum(jnp.where(inner, p / w_safe, 0.0))
+        log_w_lower = log_w_guess = mean_log_w
+    else:
+        # E_{w>0} ln w >= (1 - p_M) ln min w (a bound) and <= (1 - p_M) ln(E w / (1 - p_M))
+        # (Jensen; used as the estimate).
+        one_minus_pm = jnp.maximum(1.0 - p_max, jnp.finfo(p.dtype).tiny)
+        w_min = jnp.min(jnp.where(inner, w, jnp.inf))
+        w_min = jnp.where(jnp.isfinite(w_min), w_min, 1.0)
+        log_w_lower = one_minus_pm * jnp.log(w_min)
+        log_w_guess = one_minus_pm * jnp.log(jnp.maximum(mean_w / one_minus_pm, w_min))
+        mean_inv_w = jnp.zeros_like(mu)
+    return _Stats(V, w, mu, centered, p_max, mean_w, var_w, w_sup, log_w_lower, log_w_guess,
+                  mean_inv_w)
 
 
 class _Moments(NamedTuple):
@@ -152,15 +173,51 @@ class _Moments(NamedTuple):
 
 
 def _moments(u: Array, p: Array, st: _Stats) -> _Moments:
-    denom = u + st.w
-    y = st.w / denom
+    """Accurate moments at u > 0 for the final evaluation (one division per state)."""
+    r = 1.0 / (u + st.w)
+    y = st.w * r
+    t = u * r  # 1 - y, computed without cancellation
     ybar = jnp.sum(p * y)
-    zeta = jnp.sum(p * (u / denom))
+    zeta = jnp.sum(p * t)
     var_y = jnp.maximum(jnp.sum(p * y * y) - ybar * ybar, 0.0)
-    # excess = E_q[v] - p.v with q proportional to p (1 - y) = p u / (u + w), the optimiser's
+    # excess = E_q[v] - p.v with q proportional to p t = p u / (u + w), the optimiser's
     # shape: positive weights, so no cancellation for small or large u.
-    excess = jnp.maximum(-jnp.sum(p * (u / denom) * st.centered), 0.0) / zeta
+    excess = jnp.maximum(-jnp.sum(p * t * st.centered), 0.0) / zeta
     return _Moments(ybar, zeta, var_y, u * ybar / zeta, excess)
+
+
+class _Sweep(NamedTuple):
+    """Everything one Newton-Halley step needs, from one fused pass over the states."""
+
+    zeta: Array  # E t, t = u / (u + w)
+    ybar: Array  # E y, y = w / (u + w) = 1 - t
+    var: Array  # Var t = Var y
+    dzeta: Array  # d zeta / ds
+    dvar: Array  # d var / ds
+    extra: Array  # E_p[f] of the caller's elementwise term (0 if none)
+
+
+def _sweep(u: Array, p: Array, w: Array, w_scale: Array, term=None) -> _Sweep:
+    """Moments of t = u/(u + w) and y = 1 - t from four sums and one division per state.
+
+    The moments are taken of whichever of t and y is the small one (t when u < E w, else
+    y), so that the mean of the other, 1 - mean, and the central moments do not cancel.
+    """
+    r = 1.0 / (u + w)
+    small_t = u < w_scale
+    z = jnp.where(small_t, u, w) * r
+    z2 = z * z
+    m1, m2, m3 = jnp.sum(p * z), jnp.sum(p * z2), jnp.sum(p * z2 * z)
+    extra = jnp.sum(p * term(u * r)) if term is not None else jnp.zeros_like(m1)
+    zeta = jnp.where(small_t, m1, 1.0 - m1)
+    ybar = jnp.where(small_t, 1.0 - m1, m1)
+    var = jnp.maximum(m2 - m1 * m1, 0.0)
+    skew_z = m3 - 3.0 * m1 * m2 + 2.0 * m1**3
+    skew_t = jnp.where(small_t, skew_z, -skew_z)
+    # dt/ds = t (1 - t): d zeta/ds = zeta ybar - var, d var/ds = 2 (var (ybar - zeta) - skew).
+    dzeta = zeta * ybar - var
+    dvar = 2.0 * (var * (ybar - zeta) - skew_t)
+    return _Sweep(zeta, ybar, var, dzeta, dvar, extra)
 
 
 def _w_minus_m(st: _Stats, mo: _Moments) -> Array:
@@ -173,7 +230,7 @@ def _w_minus_m(st: _Stats, mo: _Moments) -> Array:
     direct = st.w - mo.m
     centred = st.centered + mo.excess
     direct_error = st.w + mo.m
-    centred_error = st.mean_abs_v + jnp.abs(st.centered) + mo.excess
+    centred_error = jnp.abs(st.mu) + jnp.abs(st.centered - st.mu) + mo.excess
     return jnp.where(direct_error <= centred_error, direct, centred)
 
 
@@ -208,19 +265,23 @@ def _check_shapes(name: str, p: Array, v: Array, level: Array, level_name: str) 
 # kl_ucb: C(p, v, delta).
 
 
-def _kl_ucb_one(p: Array, v: Array, delta: Array) -> tuple[KLSolution, Array]:
-    """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients."""
+def _kl_ucb_one(p: Array, v: Array, delta: Array,
+                with_zeros: bool = True) -> tuple[KLSolution, Array]:
+    """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients.
+
+    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    """
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
     p = _normalise(p)
-    st = _stats(p, v)
+    st = _stats(p, v, with_zeros)
     mu = st.mu
     degenerate = (delta <= 0) | (st.mean_w <= 0)  # delta <= 0, constant v, or p on argmax
     delta_pos = jnp.where(degenerate, 1.0, delta)  # a safe level for the dead branch
 
     # Boundary optimum u* = 0 (possible only if the argmax states have zero probability).
     boundary = (~degenerate & (st.p_max <= 0)
-                & (st.mean_log_w + jnp.log(jnp.maximum(st.mean_inv_w, tiny)) <= delta_pos))
+                & (st.log_w_lower + jnp.log(jnp.maximum(st.mean_inv_w, tiny)) <= delta_pos))
 
     # Bracket and starting point in s = ln u. h(u) <= Var_w (1 + W/u)^2 / (2 u^2), so
     # h <= delta at u_hi = max(W, sqrt(2 Var_w / delta)); h(u) >= ln p_M + E ln w
@@ -231,42 +292,61 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array) -> tuple[KLSolution, Array]:
     s_hi = jnp.maximum(jnp.log(jnp.maximum(st.w_sup, tiny)), 0.5 * jnp.log(2.0) + s_var)
     log_pm = jnp.log(jnp.maximum(st.p_max, tiny))
     one_minus_pm = jnp.maximum(1.0 - st.p_max, tiny)
-    s_small = (log_pm + st.mean_log_w - delta_pos) / one_minus_pm
+    s_small = (log_pm + st.log_w_lower - delta_pos) / one_minus_pm
     s_lo = jnp.where(st.p_max > 0, jnp.maximum(s_small, s_min), s_min)
+    s_guess = (log_pm + st.log_w_guess - delta_pos) / one_minus_pm
     s_hi = jnp.maximum(s_hi, s_lo)
     # The small-level expansion holds for u >> W; below that the small-u asymptote
     # h ~ ln p_M + E ln w - (1 - p_M) ln u is the better start.
     log_w_sup = jnp.log(jnp.maximum(st.w_sup, tiny))
-    s0 = jnp.where(s_var >= log_w_sup, jnp.maximum(s_var, s_lo), s_lo)
+    s0 = jnp.where(s_var >= log_w_sup, jnp.maximum(s_var, s_lo), jnp.maximum(s_guess, s_lo))
 
     w = st.w
     log_delta = jnp.log(delta_pos)
 
     def residual(s, _):
-        # Non-decreasing in s: ln delta - ln h(e^s), with w - m = (p.v - v) + excess.
+        # Non-decreasing in s: F = ln delta - ln h(e^s) with
+        # h = E ln((u + w)/u) + ln E[u/(u + w)] = E log1p(w/u) + ln zeta,
+        # h_s = -Var t / zeta (t = u/(u + w)), and h_ss from the third moment.
         u = jnp.exp(s)
-        mo = _moments(u, p, st)
-        h = jnp.sum(p * jnp.log1p(_w_minus_m(st, mo) / (u + mo.m)))
-        h_safe = jnp.maximum(h, tiny)
-        f = log_delta - jnp.log(h_safe)
-        df = mo.var_y / (mo.zeta * h_safe)
-        return f, df
+        inv_u = jnp.exp(-s)
+        sw = _sweep(u, p, w, st.mean_w, lambda t: jnp.log1p(w * inv_u))
+        log_zeta = jnp.where(sw.zeta < 0.5, jnp.log(sw.zeta), jnp.log1p(-sw.ybar))
+        h = jnp.maximum(sw.extra + log_zeta, tiny)
+        h_s = -sw.var / sw.zeta
+        h_ss = -(sw.dvar * sw.zeta - sw.var * sw.dzeta) / (sw.zeta * sw.zeta)
+        g = h_s / h
+        return log_delta - jnp.log(h), -g, -h_ss / h + g * g
 
-    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol(dtype), max_steps=_MAX_STEPS)
-    u = jnp.exp(root.x)
-    mo = _moments(u, p, st)
-    c_int = u + mo.m
+    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol_halley(dtype), max_steps=_MAX_STEPS)
+
+    # Polish: the fast residual above loses relative accuracy in h when v has a large
+    # offset (h is a small difference of two first-order terms). One Newton step on the
+    # cancellation-free h of DESIGN.md, h = E log1p((w - m)/(u + m)), restores full
+    # accuracy; the moments at the polished point follow by a first-order update
+    # (dm/du = Var t / zeta^2), exact to second order in the (already tiny) step.
+    u1 = jnp.exp(root.x)
+    mo = _moments(u1, p, st)
+    h1 = jnp.sum(p * jnp.log1p(_w_minus_m(st, mo) / (u1 + mo.m)))
+    slope = mo.var_y / mo.zeta  # -dh/ds
+    step = (h1 - delta_pos) / slope  # Newton on h(e^s) = delta in s
+    step = jnp.where(jnp.isfinite(step) & (h1 > 0) & (jnp.abs(step) < 1e-2), step, 0.0)
+    u = u1 * jnp.exp(step)
+    dm = (mo.var_y / (mo.zeta * mo.zeta)) * (u - u1)
+    m = mo.m + dm
+    excess = jnp.maximum(mo.excess - dm, 0.0)
+    c_int = u + m
     q_int = p * (c_int / (u + w))
 
     # Boundary solution: C = V - exp(E ln w - delta), q*_x = c p_x / w_x on the support,
     # the rest of the mass on the (zero-probability) argmax states, shared equally.
-    c_bnd = jnp.exp(st.mean_log_w - delta_pos)
+    c_bnd = jnp.exp(st.log_w_lower - delta_pos)
     at_max = w == 0
     w_safe = jnp.where(at_max, 1.0, w)
     q_bnd = jnp.where(at_max, 0.0, p * c_bnd / w_safe)
     q_bnd = q_bnd + jnp.where(at_max, (1.0 - jnp.sum(q_bnd)) / jnp.sum(at_max), 0.0)
 
-    value = jnp.where(boundary, st.V - c_bnd, mu + mo.excess)
+    value = jnp.where(boundary, st.V - c_bnd, mu + excess)
     value = jnp.clip(value, mu, st.V)
     c = jnp.where(boundary, c_bnd, c_int)
     q = jnp.where(boundary, q_bnd, q_int)
@@ -282,16 +362,15 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array) -> tuple[KLSolution, Array]:
     return KLSolution(value, c, q, steps, converged), u
 
 
-@jax.custom_jvp
-def _kl_ucb_value(p: Array, v: Array, delta: Array) -> Array:
-    return _kl_ucb_one(p, v, delta)[0].value
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _kl_ucb_value(with_zeros: bool, p: Array, v: Array, delta: Array) -> Array:
+    return _kl_ucb_one(p, v, delta, with_zeros)[0].value
 
 
-@_kl_ucb_value.defjvp
-def _kl_ucb_jvp(primals, tangents):
+def _kl_ucb_jvp(with_zeros, primals, tangents):
     p, v, delta = primals
     dp, dv, ddelta = tangents
-    sol, u = _kl_ucb_one(p, v, delta)
+    sol, u = _kl_ucb_one(p, v, delta, with_zeros)
     V = jnp.max(v)
     mean_w = jnp.sum(p * (V - v))
     regular = (delta > 0) & (mean_w > 0)
@@ -322,12 +401,15 @@ _kl_ucb_value.defjvp(_kl_ucb_jvp, symbolic_zeros=True)
 # kinf: D(p, v, rho).
 
 
-def _kinf_one(p: Array, v: Array, rho: Array) -> KLSolution:
-    """D for one instance: p, v of shape [S], scalar rho. No gradients."""
+def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True) -> KLSolution:
+    """D for one instance: p, v of shape [S], scalar rho. No gradients.
+
+    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    """
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
     p = _normalise(p)
-    st = _stats(p, v)
+    st = _stats(p, v, with_zeros)
     w = st.w
     zero = rho <= st.mu  # includes constant v with rho <= V
     infinite = ~zero & (rho >= st.V)  # rho >= max v with non-constant v
@@ -354,19 +436,18 @@ def _kinf_one(p: Array, v: Array, rho: Array) -> KLSolution:
     s0 = jnp.where(s_large >= log_w_sup, jnp.maximum(s_large, s_lo), s_lo)
 
     def residual(s, _):
-        # Non-decreasing in s: ln m(e^s) - ln(V - rho) = log1p((m - (V - rho)) / (V - rho)),
-        # with m - (V - rho) = u E[(rho - v) / (u + w)] / zeta.
+        # Non-decreasing in s: F = ln m(e^s) - ln(V - rho), where
+        # m - (V - rho) = E[(rho - v) t] / zeta (t = u/(u + w)) and F_s = Var t / (zeta ybar).
         u = jnp.exp(s)
-        denom = u + w
-        ybar = jnp.sum(p * (w / denom))
-        zeta = jnp.sum(p * (u / denom))
-        var_y = jnp.maximum(jnp.sum(p * jnp.square(w / denom)) - ybar * ybar, 0.0)
-        diff = u * jnp.sum(p * (rho_minus_v / denom)) / zeta
-        f = jnp.log1p(jnp.maximum(diff / w_rho_safe, -1.0))
-        df = var_y / jnp.maximum(zeta * ybar, tiny)
-        return f, df
+        sw = _sweep(u, p, w, st.mean_w, lambda t: rho_minus_v * t)
+        f = jnp.log1p(jnp.maximum(sw.extra / (sw.zeta * w_rho_safe), -1.0))
+        zy = sw.zeta * sw.ybar
+        df = sw.var / jnp.maximum(zy, tiny)
+        d_zy = sw.dzeta * (sw.ybar - sw.zeta)
+        d2f = (sw.dvar * zy - sw.var * d_zy) / jnp.maximum(zy * zy, tiny)
+        return f, df, d2f
 
-    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol(dtype), max_steps=_MAX_STEPS)
+    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol_halley(dtype), max_steps=_MAX_STEPS)
     u = jnp.where(boundary, 0.0, jnp.exp(root.x))
     c = u + w_rho_safe
     lam = 1.0 / c
@@ -385,16 +466,15 @@ def _kinf_one(p: Array, v: Array, rho: Array) -> KLSolution:
     return KLSolution(value, lam, q, steps, converged)
 
 
-@jax.custom_jvp
-def _kinf_value(p: Array, v: Array, rho: Array) -> Array:
-    return _kinf_one(p, v, rho).value
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _kinf_value(with_zeros: bool, p: Array, v: Array, rho: Array) -> Array:
+    return _kinf_one(p, v, rho, with_zeros).value
 
 
-@_kinf_value.defjvp
-def _kinf_jvp(primals, tangents):
+def _kinf_jvp(with_zeros, primals, tangents):
     p, v, rho = primals
     dp, dv, drho = tangents
-    sol = _kinf_one(p, v, rho)
+    sol = _kinf_one(p, v, rho, with_zeros)
     lam = sol.multiplier
     regular = lam > 0
     # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)), finite also where p_x = 0 (except on a
@@ -418,6 +498,21 @@ _kinf_value.defjvp(_kinf_jvp, symbolic_zeros=True)
 
 # ---------------------------------------------------------------------------------------
 # Public API.
+
+
+_SOLUTION_SIGNATURE = "(s),(s),()->(),(),(s),(),()"
+
+
+def _dispatch(fn, signature: str, p: Array, v: Array, level: Array):
+    """Runs ``fn(with_zeros, p, v, level)`` vectorised over the batch dimensions.
+
+    Zero entries in p are the only way to reach the boundary optimum, whose test needs a
+    log and a division per state; a batch-level ``lax.cond`` skips that pass when no
+    entry of p is zero (under an outer ``vmap`` both branches run, with the same result).
+    """
+    with_zeros = jnp.vectorize(partial(fn, True), signature=signature)
+    without_zeros = jnp.vectorize(partial(fn, False), signature=signature)
+    return lax.cond(jnp.any(p <= 0), with_zeros, without_zeros, p, v, level)
 
 
 def _prepare(name: str, p: ArrayLike, v: ArrayLike, level: ArrayLike, level_name: str):
@@ -461,7 +556,7 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
       (2010), section 3.2, for zero-probability states.
     """
     p, v, delta = _prepare("kl_ucb", p, v, delta, "delta")
-    return jnp.vectorize(_kl_ucb_value, signature="(s),(s),()->()")(p, v, delta)
+    return _dispatch(_kl_ucb_value, "(s),(s),()->()", p, v, delta)
 
 
 def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
@@ -492,7 +587,7 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 3 and 4; Honda & Takemura (2010).
     """
     p, v, rho = _prepare("kinf", p, v, rho, "rho")
-    return jnp.vectorize(_kinf_value, signature="(s),(s),()->()")(p, v, rho)
+    return _dispatch(_kinf_value, "(s),(s),()->()", p, v, rho)
 
 
 def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
@@ -508,8 +603,8 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
       A :class:`KLSolution` with batch-shaped fields and ``q`` of shape ``[..., S]``.
     """
     p, v, delta = _prepare("kl_ucb_solve", p, v, delta, "delta")
-    fn = jnp.vectorize(lambda *a: _kl_ucb_one(*a)[0], signature="(s),(s),()->(),(),(s),(),()")
-    return KLSolution(*fn(*(lax.stop_gradient(a) for a in (p, v, delta))))
+    args = (lax.stop_gradient(a) for a in (p, v, delta))
+    return KLSolution(*_dispatch(lambda z, *a: _kl_ucb_one(*a, z)[0], _SOLUTION_SIGNATURE, *args))
 
 
 def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
@@ -525,5 +620,5 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
       A :class:`KLSolution` with batch-shaped fields and ``q`` of shape ``[..., S]``.
     """
     p, v, rho = _prepare("kinf_solve", p, v, rho, "rho")
-    fn = jnp.vectorize(_kinf_one, signature="(s),(s),()->(),(),(s),(),()")
-    return KLSolution(*fn(*(lax.stop_gradient(a) for a in (p, v, rho))))
+    args = (lax.stop_gradient(a) for a in (p, v, rho))
+    return KLSolution(*_dispatch(lambda z, *a: _kinf_one(*a, z), _SOLUTION_SIGNATURE, *args))
