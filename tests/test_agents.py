@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
+GAMMA_DRAWS = 24000  # one compiled gamma program for the sampler and MDP-PS tests
 
 
 @jax.jit
@@ -131,17 +132,24 @@ def test_dmed_explores_undersampled_challenger():
 
 
 def test_ps_choice_frequencies_match_numpy_reference():
-    """MDP-PS: the probability of each action matches Dirichlet(N+1) draws in NumPy."""
+    """MDP-PS: the probability of each action matches Dirichlet(N+1) draws in NumPy.
+
+    The Dirichlet draws come from the same gamma sampler (and compiled program) as
+    ``test_gamma_sampler_matches_scipy_distribution``; the index and argmax are MDP-PS's.
+    """
     counts = np.array([[[3, 5, 2], [4, 1, 6]], [[2, 2, 2], [1, 3, 2]],
                        [[5, 1, 1], [2, 2, 3]]], np.int32)
     mdp = jm.examples.paper_mdp()
     est = jm.estimate(counts, mdp)
-    n = 4000
-    keys = jax.random.split(jax.random.key(7), n)
-    actions = jax.jit(jax.vmap(lambda k: PS.select_action(k, 50, 0, counts, est)))(keys)
-    freq = float(jnp.mean(actions == 1))
-    rng = np.random.default_rng(7)
+    n = GAMMA_DRAWS // 6
+    alpha = np.tile((counts[0] + 1.0).ravel(), n)
+    weights = np.asarray(_gamma_batch(jax.random.key(7), jnp.asarray(alpha)))
+    q = weights.reshape(n, 2, 3)
+    q = q / q.sum(-1, keepdims=True)
     bias = np.asarray(est.bias)
+    index = np.asarray(est.mdp.R[0]) + q @ bias
+    freq = float(np.mean(np.argmax(index, axis=1) == 1))
+    rng = np.random.default_rng(7)
     ref_choices = [ref.select_action("ps", rng, 50, 0, counts.astype(float),
                                      np.asarray(est.mdp.P), ref.PAPER_R,
                                      np.ones((3, 2), bool), bias) for _ in range(n)]
@@ -165,11 +173,12 @@ def test_gamma_sampler_matches_scipy_distribution(shape):
     """The Marsaglia–Tsang sampler behind MDP-PS draws from Gamma(shape, 1)."""
     from scipy import stats
 
-    draws = _gamma_batch(jax.random.key(3), jnp.full((20000,), shape))
+    draws = _gamma_batch(jax.random.key(3), jnp.full((GAMMA_DRAWS,), shape))
     assert np.all(np.asarray(draws) > 0)
     # Fixed seed: a deterministic check that would fail for a wrong sampler.
     assert stats.kstest(np.asarray(draws), stats.gamma(shape).cdf).pvalue > 1e-3
-    np.testing.assert_allclose(np.mean(draws), shape, rtol=4 / np.sqrt(20000 * shape))
+    np.testing.assert_allclose(np.mean(draws), shape,
+                               rtol=4 / np.sqrt(GAMMA_DRAWS * shape))
 
 
 @jax.jit

@@ -140,27 +140,27 @@ def test_first_steps_try_every_action(name):
 def _python_loop(mdp, agent, horizon, key, transitions):
     """The scan's step written as a Python loop; the transitions are fed first."""
     delta = jm.gaps(mdp)
-    gain, _, _ = jm.solve_average_reward(mdp)
     counts = jnp.zeros(mdp.P.shape, jnp.int32)
     t = 1
     for x, a, y in transitions:  # feeding: counts and t advance, no regret
         counts = counts.at[x, a, y].add(1)
         t += 1
-    decide = jax.jit(lambda k, t, x, c, pol: (lambda est: (
-        agent.select_action(k, t, x, c, est), est.policy))(
-            estimate(c, mdp, init_policy=pol)))
-    policy = jnp.argmax(mdp.mask, axis=1).astype(jnp.int32)
-    x, pseudo, regret, out = 0, 0.0, 0.0, []
-    for _ in range(horizon):
+
+    @jax.jit
+    def play(key, t, x, counts, policy):
         key, k_action, k_next = jax.random.split(key, 3)
-        a, policy = decide(k_action, jnp.int32(t), jnp.int32(x), counts, policy)
-        p = mdp.P[x, a]
-        c = jnp.cumsum(p)
-        u = jax.random.uniform(k_next, dtype=p.dtype) * c[-1]
-        y = int(min(jnp.searchsorted(c, u, side="right"), p.shape[0] - 1))
-        counts = counts.at[x, a, y].add(1)
+        est = estimate(counts, mdp, init_policy=policy)
+        a = agent.select_action(k_action, t, x, counts, est)
+        c = jnp.cumsum(mdp.P[x, a])
+        u = jax.random.uniform(k_next, dtype=c.dtype) * c[-1]
+        y = jnp.minimum(jnp.searchsorted(c, u, side="right"), c.shape[0] - 1)
+        return key, a, y.astype(jnp.int32), counts.at[x, a, y].add(1), est.policy
+
+    policy = jnp.argmax(mdp.mask, axis=1).astype(jnp.int32)
+    x, pseudo, out = jnp.int32(0), 0.0, []
+    for _ in range(horizon):
+        key, a, y, counts, policy = play(key, jnp.int32(t), x, counts, policy)
         pseudo += float(delta[x, a])
-        regret += float(gain - mdp.R[x, a])
         out.append(pseudo)
         x, t = y, t + 1
     return np.array(out), counts
@@ -172,11 +172,11 @@ def test_rigged_start_equals_feeding_the_transitions():
     transitions = [(x, a, y) for x in range(3) for a in range(2) for y in range(3)
                    for _ in range(rigged[x, a, y])]
     horizon = 12
-    traj = _run("ucb", horizon=CHUNK, seed=9, initial_counts=rigged)
+    traj = _run("olp", horizon=CHUNK, seed=9, initial_counts=rigged)
     # The simulator draws its random bits with a fixed threefry layout; so does the loop.
     with jax.threefry_partitionable(SIMULATE_MODULE.PARTITIONABLE_THREEFRY):
         keys = jax.random.split(jax.random.key(9), REPS)
-        loops = [_python_loop(mdp, jm.get_agent("ucb"), horizon, keys[i], transitions)
+        loops = [_python_loop(mdp, jm.get_agent("olp"), horizon, keys[i], transitions)
                  for i in range(2)]
     for i, (pseudo, _) in enumerate(loops):
         np.testing.assert_allclose(traj.pseudo_regret[i, :horizon], pseudo, rtol=1e-12,
