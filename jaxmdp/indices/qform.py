@@ -1,0 +1,619 @@
+r"""Baselines for the timing study: the indices solved the way a user without the paper would.
+
+Cowan, Katehakis & Pirutinsky (2019), section 4, compare their reductions of the MDP-UCB
+index :math:`C`, the MDP-DMED rate :math:`D` and the OLP index :math:`B` with the
+"q-formulations": the :math:`|S|`-dimensional optimisation problems over the simplex,
+solved by a generic optimiser. This module provides those baselines, each a pure JAX
+function that runs under ``jit`` and ``vmap`` and stops by its *own* stopping rule (a KKT
+residual, a duality gap, constraint violations and step sizes) within ``tol`` of the
+optimum, never by looking at the exact answer:
+
+* :func:`kl_ucb_qform`: :math:`C(p, v, \delta) = \sup\{q^\top v : \mathrm{KL}(p\|q) \le
+  \delta\}` over :math:`q`, by an augmented Lagrangian method in softmax coordinates with
+  an optax inner optimiser (Adam by default);
+* :func:`kinf_qform`: :math:`D(p, v, \rho) = \inf\{\mathrm{KL}(p\|q) : q^\top v \ge
+  \rho\}` likewise;
+* :func:`kl_ucb_2d`: :math:`C` by the paper's own reduction (Theorem 2) to two unknowns
+  :math:`(\mu_q^*, \lambda)`, solved by a safeguarded 2-D Newton method;
+* :func:`l1_ucb_lp`: :math:`B(p, v, d) = \sup\{q^\top v : \|q - p\|_1 \le d\}` as the
+  paper's linear program, solved by diagonally preconditioned PDHG (Chambolle & Pock).
+
+They are baselines, not part of the public API: import them from
+``jaxmdp.indices.qform``. The exact and fast solvers are ``jaxmdp.kl_ucb``,
+``jaxmdp.kinf`` and ``jaxmdp.l1_ucb``.
+
+Why softmax (log) coordinates: a generic method run on the plain variables :math:`q`
+from :math:`q = p` meets the boundary of the simplex, where :math:`\mathrm{KL}(p\|q)` is
+infinite and its gradient blows up; in our trials scipy's SLSQP on plain :math:`q` stopped
+at wrong points. In log coordinates :math:`y = \ln q` the KL term becomes
+:math:`\mathrm{KL}(p\|\mathrm{softmax}(y)) = \sum_x p_x \ln p_x - p^\top y +
+\mathrm{logsumexp}(y)`, convex and smooth, :math:`q` stays strictly inside the simplex,
+and every stationary point is the global optimum (softmax maps onto the interior of the
+simplex, where the problems are convex).
+
+All baselines assume ``p > 0`` componentwise (as for Dirichlet draws): a zero
+:math:`p_x` starts at :math:`q_x \approx 0` and may stay there.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax import lax
+
+__all__ = ["SolverInfo", "kinf_qform", "kl_ucb_2d", "kl_ucb_qform", "l1_ucb_lp"]
+
+
+class SolverInfo(NamedTuple):
+    """What a baseline did, returned beside the value when ``return_info=True``.
+
+    Attributes:
+        num_steps: iterations taken (int32 scalar).
+        residual: the stopping measure at the last iterate, in units of the value
+            (a KKT residual, a Newton step, or a duality-gap bound).
+        converged: whether the stopping rule was met before ``max_steps``.
+    """
+
+    num_steps: jax.Array
+    residual: jax.Array
+    converged: jax.Array
+
+
+def _as_float(*xs):
+    dtype = jnp.result_type(*xs, float)
+    return tuple(jnp.asarray(x, dtype) for x in xs)
+
+
+def _check_single(name: str, p: jax.Array, v: jax.Array) -> None:
+    if p.ndim != 1 or v.shape != p.shape:
+        raise ValueError(
+            f"{name}: p and v must both have shape [S] (batch with vmap), "
+            f"got p.shape={p.shape} and v.shape={v.shape}"
+        )
+
+
+def _check_config(tol: float, max_steps: int) -> None:
+    if not tol > 0:
+        raise ValueError(f"tol must be positive, got {tol!r}")
+    if int(max_steps) != max_steps or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+
+
+def _augmented_lagrangian(
+    objective: Callable[[jax.Array], jax.Array],
+    constraint: Callable[[jax.Array], jax.Array],
+    z0: jax.Array,
+    grad_scale: jax.Array,
+    *,
+    tol: float,
+    optimizer: optax.GradientTransformation,
+    penalty: float,
+    inner_factor: float,
+    max_steps: int,
+    max_inner: int,
+) -> tuple[jax.Array, SolverInfo]:
+    r"""Minimises ``objective(z)`` subject to ``constraint(z) <= 0``, one scalar constraint.
+
+    The augmented Lagrangian (Nocedal & Wright 2006, section 17.4) for an inequality
+    constraint :math:`g(z) \le 0` with multiplier :math:`\lambda \ge 0` and penalty
+    :math:`c` is
+
+    .. math:: L_c(z, \lambda) = f(z) + \frac{1}{2c}\big(\max(0, \lambda + c\,g(z))^2
+        - \lambda^2\big).
+
+    Its gradient is :math:`\nabla f + \hat\lambda \nabla g` with the first-order multiplier
+    estimate :math:`\hat\lambda = \max(0, \lambda + c g)`, so each gradient evaluation
+    gives the KKT residual of the original problem at :math:`(z, \hat\lambda)`:
+
+    .. math:: r = \underbrace{\|s \odot \nabla_z L_c\|_1}_{\text{stationarity}}
+        + \underbrace{\hat\lambda\,|g(z)|}_{\text{complementarity}},
+
+    where ``grad_scale`` :math:`s` maps the gradient back to softmax coordinates
+    :math:`y` (there :math:`\partial/\partial y_x = q_x \times` the deviation of the
+    :math:`x`-th partial derivative in :math:`q` from its :math:`q`-mean, so the 1-norm is a
+    first-order bound on the objective gap, in units of the objective, and
+    :math:`\hat\lambda|g|` prices the constraint's violation or slack by its multiplier).
+
+    The outer ``lax.while_loop`` updates :math:`\lambda \leftarrow \hat\lambda`; the inner
+    one takes optimiser steps on :math:`L_c(\cdot, \lambda)` (a fresh optimiser state per
+    outer iteration) until the stationarity is at most
+    :math:`\max(\mathrm{tol}/2,\ \kappa \times \text{complementarity})` (an inexact
+    inner solve, :math:`\kappa` = ``inner_factor``) or ``max_inner`` steps. It stops when
+    stationarity and complementarity are both at most ``tol``/2, or after ``max_steps``
+    steps (optimiser steps plus multiplier updates).
+
+    Returns:
+        The final ``z`` and a :class:`SolverInfo`.
+    """
+    dtype = z0.dtype
+    penalty = jnp.asarray(penalty, dtype)
+    half_tol = 0.5 * tol
+    stores_value = optax.tree.get(optimizer.init(z0), "value") is not None
+
+    def lagrangian(z, lam):
+        shifted = jnp.maximum(0.0, lam + penalty * constraint(z))
+        return objective(z) + (shifted**2 - lam**2) / (2.0 * penalty)
+
+    def measures(grad, g, lam):
+        lam_hat = jnp.maximum(0.0, lam + penalty * g)
+        return jnp.sum(jnp.abs(grad_scale * grad)), lam_hat * jnp.abs(g), lam_hat
+
+    def outer_cond(carry):
+        z, lam, step, residual, done = carry
+        return (step < max_steps) & ~done
+
+    def outer_body(carry):
+        z, lam, step, _, _ = carry
+        value_fn = functools.partial(lagrangian, lam=lam)
+        value, grad = jax.value_and_grad(value_fn)(z)
+
+        def inner_cond(inner):
+            z, _, _, grad, g, inner_step, step = inner
+            stationarity, complementarity, _ = measures(grad, g, lam)
+            solved = stationarity <= jnp.maximum(half_tol, inner_factor * complementarity)
+            return ~solved & (inner_step < max_inner) & (step < max_steps)
+
+        def inner_body(inner):
+            z, opt_state, value, grad, _, inner_step, step = inner
+            updates, opt_state = optimizer.update(
+                grad, opt_state, z, value=value, grad=grad, value_fn=value_fn
+            )
+            z = optax.apply_updates(z, updates)
+            if stores_value:
+                value, grad = optax.value_and_grad_from_state(value_fn)(z, state=opt_state)
+            else:
+                value, grad = jax.value_and_grad(value_fn)(z)
+            return z, opt_state, value, grad, constraint(z), inner_step + 1, step + 1
+
+        inner = (z, optimizer.init(z), value, grad, constraint(z), jnp.zeros((), jnp.int32), step)
+        z, _, _, grad, g, _, step = lax.while_loop(inner_cond, inner_body, inner)
+        stationarity, complementarity, lam_hat = measures(grad, g, lam)
+        done = (stationarity <= half_tol) & (complementarity <= half_tol)
+        return z, lam_hat, step + 1, stationarity + complementarity, done
+
+    carry = (
+        z0,
+        jnp.zeros((), dtype),
+        jnp.zeros((), jnp.int32),
+        jnp.asarray(jnp.inf, dtype),
+        jnp.zeros((), bool),
+    )
+    z, _, step, residual, done = lax.while_loop(outer_cond, outer_body, carry)
+    return z, SolverInfo(step, residual, done)
+
+
+def _log_coordinates(p: jax.Array, precondition: bool):
+    """The map ``z -> y = ln p + z / s``, its scale ``s`` (``sqrt(p)`` or ones), ``p.ln p``."""
+    p_safe = jnp.maximum(p, jnp.finfo(p.dtype).tiny)
+    log_p = jnp.log(p_safe)
+    p_log_p = jnp.sum(jnp.where(p > 0, p * log_p, 0.0))
+    scale = jnp.sqrt(p_safe) if precondition else jnp.ones_like(p)
+
+    def to_y(z):
+        return log_p + z / scale
+
+    return to_y, scale, p_log_p
+
+
+def _qform_optimizer(optimizer, memory_size):
+    return optax.lbfgs(memory_size=memory_size) if optimizer is None else optimizer
+
+
+_QFORM_STATIC = (
+    "tol", "penalty", "inner_factor", "precondition", "memory_size", "optimizer",
+    "max_steps", "max_inner", "return_info",
+)
+
+
+@functools.partial(jax.jit, static_argnames=_QFORM_STATIC)
+def kl_ucb_qform(
+    p: jax.typing.ArrayLike,
+    v: jax.typing.ArrayLike,
+    delta: jax.typing.ArrayLike,
+    *,
+    tol: float = 1e-4,
+    penalty: float = 100.0,
+    inner_factor: float = 0.3,
+    precondition: bool = True,
+    memory_size: int = 10,
+    optimizer: optax.GradientTransformation | None = None,
+    max_steps: int = 5_000,
+    max_inner: int = 1_000,
+    return_info: bool = False,
+):
+    r"""The MDP-UCB index by its :math:`|S|`-dimensional q-formulation (a baseline).
+
+    Solves the paper's q-formulation (Cowan, Katehakis & Pirutinsky 2019, section 4,
+    "MDP-UCB")
+
+    .. math:: C(p, v, \delta) = \sup_{q \in \Theta}\{q^\top v : \mathrm{KL}(p\|q) \le \delta\}
+
+    in softmax coordinates :math:`q = \mathrm{softmax}(y)`, where
+    :math:`\mathrm{KL}(p\|q) = \sum_x p_x\ln p_x - p^\top y + \mathrm{logsumexp}(y)`, by an
+    augmented Lagrangian method for the constraint :math:`\mathrm{KL} - \delta \le 0`
+    (penalty :math:`c` = ``penalty``), each inner problem solved by ``optax.lbfgs`` (zoom
+    line search, ``memory_size`` pairs), warm-started at :math:`q = p`. With
+    ``precondition`` the variables are :math:`z = \sqrt{p} \odot (y - \ln p)`: the Hessian
+    of the KL term at :math:`q = p` is :math:`\mathrm{diag}(p) - pp^\top` (the Fisher
+    information), so in :math:`z` the inner problems are well conditioned whatever the
+    spread of :math:`p` (a natural-gradient scaling; it needs nothing from the paper).
+
+    Tuning, on random problems with :math:`|S|` from 10 to :math:`10^4`: of the optimisers
+    tried (``optax.lbfgs`` with and without the preconditioning, Adam with step sizes 0.01
+    to 0.3 and :math:`\beta_1` from 0.6 to 0.9, NAdam, AdaBelief, AMSGrad, Adamax, Yogi,
+    RMSProp, SGD with Nesterov momentum), preconditioned L-BFGS took about 10 to 20 times
+    fewer iterations than the best Adam and the least time, and penalties 10, 100 and 1000
+    were all reliable (100 was fastest). Adam needs an ``inner_factor`` below 1 and is
+    less reliable: it can circle the kink of the penalty at :math:`\lambda = 0`.
+
+    Stopping rule (see :func:`_augmented_lagrangian`): a KKT residual in units of the
+    value, :math:`\|\nabla_y L\|_1 \le \mathrm{tol}/2` and
+    :math:`\hat\lambda\,|\mathrm{KL}(p\|q) - \delta| \le \mathrm{tol}/2`. It returns
+    :math:`q^\top v` at the last iterate.
+
+    Args:
+        p: probabilities, shape ``[S]``, positive and summing to one.
+        v: values, shape ``[S]``.
+        delta: KL radius, a positive scalar.
+        tol: target absolute accuracy of the value (static).
+        penalty: augmented-Lagrangian penalty :math:`c` (static).
+        inner_factor: inexact inner solves: the inner loop stops when the stationarity is
+            at most ``inner_factor`` times the complementarity (static).
+        precondition: solve in :math:`z = \sqrt{p}\odot(y - \ln p)` (static).
+        memory_size: L-BFGS memory (static).
+        optimizer: an optax ``GradientTransformation`` to use instead of L-BFGS (static).
+        max_steps: cap on optimiser steps plus multiplier updates (static).
+        max_inner: cap on the optimiser steps between multiplier updates (static).
+        return_info: also return a :class:`SolverInfo` (static).
+
+    Returns:
+        :math:`C(p, v, \delta)` to about ``tol``, a scalar; with ``return_info`` a pair
+        ``(value, SolverInfo)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmdp.indices.qform import kl_ucb_qform
+        >>> p = jnp.array([0.5, 0.3, 0.2])
+        >>> v = jnp.array([0.0, 0.5, 1.0])
+        >>> c = kl_ucb_qform(p, v, 0.1)  # C = 0.5425..., to within 1e-4
+    """
+    p, v, delta = _as_float(p, v, delta)
+    _check_single("kl_ucb_qform", p, v)
+    _check_config(tol, max_steps)
+    to_y, scale, p_log_p = _log_coordinates(p, precondition)
+
+    def objective(z):
+        return -jnp.dot(jax.nn.softmax(to_y(z)), v)
+
+    def constraint(z):
+        y = to_y(z)
+        return p_log_p - jnp.dot(p, y) + jax.nn.logsumexp(y) - delta
+
+    z, info = _augmented_lagrangian(
+        objective, constraint, jnp.zeros_like(p), scale, tol=tol,
+        optimizer=_qform_optimizer(optimizer, memory_size), penalty=penalty,
+        inner_factor=inner_factor, max_steps=max_steps, max_inner=max_inner,
+    )
+    value = -objective(z)
+    return (value, info) if return_info else value
+
+
+@functools.partial(jax.jit, static_argnames=_QFORM_STATIC)
+def kinf_qform(
+    p: jax.typing.ArrayLike,
+    v: jax.typing.ArrayLike,
+    rho: jax.typing.ArrayLike,
+    *,
+    tol: float = 1e-4,
+    penalty: float = 100.0,
+    inner_factor: float = 0.3,
+    precondition: bool = True,
+    memory_size: int = 10,
+    optimizer: optax.GradientTransformation | None = None,
+    max_steps: int = 5_000,
+    max_inner: int = 1_000,
+    return_info: bool = False,
+):
+    r"""The MDP-DMED rate by its :math:`|S|`-dimensional q-formulation (a baseline).
+
+    Solves the paper's q-formulation (Cowan, Katehakis & Pirutinsky 2019, section 4,
+    "MDP-DMED")
+
+    .. math:: D(p, v, \rho) = \inf_{q \in \Theta}\{\mathrm{KL}(p\|q) : q^\top v \ge \rho\}
+
+    in softmax coordinates by the same method as :func:`kl_ucb_qform`: an augmented
+    Lagrangian for the constraint :math:`\rho - q^\top v \le 0`, inner problems by
+    preconditioned ``optax.lbfgs``, warm start :math:`q = p`, chosen by the same tuning.
+    Stopping rule: :math:`\|\nabla_y L\|_1 \le \mathrm{tol}/2` and
+    :math:`\hat\lambda\,|\rho - q^\top v| \le \mathrm{tol}/2`. It returns
+    :math:`\mathrm{KL}(p\|q)` at the last iterate. Meant for
+    :math:`p^\top v < \rho < \max_x v_x` (at the ends :math:`D` is 0 or infinite).
+
+    Args:
+        p: probabilities, shape ``[S]``, positive and summing to one.
+        v: values, shape ``[S]``.
+        rho: the level, a scalar in :math:`(p^\top v, \max_x v_x)`.
+        tol: target absolute accuracy of the value (static).
+        penalty: augmented-Lagrangian penalty :math:`c` (static).
+        inner_factor: inexact inner solves, as in :func:`kl_ucb_qform` (static).
+        precondition: solve in :math:`z = \sqrt{p}\odot(y - \ln p)` (static).
+        memory_size: L-BFGS memory (static).
+        optimizer: an optax ``GradientTransformation`` to use instead of L-BFGS (static).
+        max_steps: cap on optimiser steps plus multiplier updates (static).
+        max_inner: cap on the optimiser steps between multiplier updates (static).
+        return_info: also return a :class:`SolverInfo` (static).
+
+    Returns:
+        :math:`D(p, v, \rho)` to about ``tol``, a scalar; with ``return_info`` a pair
+        ``(value, SolverInfo)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmdp.indices.qform import kinf_qform
+        >>> p = jnp.array([0.5, 0.3, 0.2])
+        >>> v = jnp.array([0.0, 0.5, 1.0])
+        >>> d = kinf_qform(p, v, 0.5)  # D = 0.0853..., to within 1e-4
+    """
+    p, v, rho = _as_float(p, v, rho)
+    _check_single("kinf_qform", p, v)
+    _check_config(tol, max_steps)
+    to_y, scale, p_log_p = _log_coordinates(p, precondition)
+
+    def objective(z):
+        y = to_y(z)
+        return p_log_p - jnp.dot(p, y) + jax.nn.logsumexp(y)
+
+    def constraint(z):
+        return rho - jnp.dot(jax.nn.softmax(to_y(z)), v)
+
+    z, info = _augmented_lagrangian(
+        objective, constraint, jnp.zeros_like(p), scale, tol=tol,
+        optimizer=_qform_optimizer(optimizer, memory_size), penalty=penalty,
+        inner_factor=inner_factor, max_steps=max_steps, max_inner=max_inner,
+    )
+    value = objective(z)
+    return (value, info) if return_info else value
+
+
+@functools.partial(jax.jit, static_argnames=("tol", "max_steps", "max_backtracks", "return_info"))
+def kl_ucb_2d(
+    p: jax.typing.ArrayLike,
+    v: jax.typing.ArrayLike,
+    delta: jax.typing.ArrayLike,
+    *,
+    tol: float = 1e-4,
+    max_steps: int = 100,
+    max_backtracks: int = 40,
+    return_info: bool = False,
+):
+    r"""The MDP-UCB index by the paper's two-unknown system (Theorem 2), 2-D Newton.
+
+    Cowan, Katehakis & Pirutinsky (2019), Theorem 2: for :math:`\delta > 0` and
+    non-constant :math:`v`, :math:`C(p, v, \delta) = \mu_q^*`, where
+    :math:`(\mu, \lambda) = (\mu_q^*, \lambda)` solves
+
+    .. math::
+
+        F_1 = \sum_x p_x \ln\Big(1 + \frac{v_x - \mu}{\lambda}\Big) - \delta = 0, \qquad
+        F_2 = \sum_x p_x \frac{\lambda}{\lambda + v_x - \mu} - 1 = 0,
+
+    with :math:`p^\top v < \mu < V = \max_x v_x` and :math:`\lambda < \mu - V`. This solves
+    the system by Newton's method in :math:`(\mu, \lambda)` with the analytic
+    :math:`2\times 2` Jacobian (one pass over the states per iteration), safeguarded by
+    backtracking: the step is halved until the new point lies in the domain above and
+    the merit :math:`\|F\|_2^2` decreases (Armijo, factor :math:`10^{-4}`). It starts at
+    :math:`\mu_0 = (p^\top v + V)/2`, :math:`\lambda_0 = \mu_0 - V - (V - p^\top v)`, and
+    stops after a full Newton step with :math:`|\Delta\mu| \le` ``tol`` and
+    :math:`|\Delta\lambda| \le` ``tol`` :math:`\max(1, |\lambda|)` (convergence is then
+    quadratic, so the error is far below ``tol``), or after ``max_steps`` iterations.
+    The degenerate cases of the paper's Theorem 1 (:math:`\delta \le 0`, constant
+    :math:`v`) return :math:`-\infty` and :math:`p^\top v`.
+
+    Args:
+        p: probabilities, shape ``[S]``, summing to one.
+        v: values, shape ``[S]``.
+        delta: KL radius, a scalar.
+        tol: step-size tolerance (static).
+        max_steps: cap on Newton iterations (static).
+        max_backtracks: cap on step halvings per iteration (static).
+        return_info: also return a :class:`SolverInfo` (static).
+
+    Returns:
+        :math:`C(p, v, \delta)`, a scalar; with ``return_info`` a pair
+        ``(value, SolverInfo)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmdp.indices.qform import kl_ucb_2d
+        >>> p = jnp.array([0.5, 0.3, 0.2])
+        >>> v = jnp.array([0.0, 0.5, 1.0])
+        >>> c = kl_ucb_2d(p, v, 0.1, tol=1e-12)  # C = 0.5425...
+    """
+    p, v, delta = _as_float(p, v, delta)
+    _check_single("kl_ucb_2d", p, v)
+    _check_config(tol, max_steps)
+    dtype = p.dtype
+    mean_p = jnp.dot(p, v)
+    v_max = jnp.max(v)
+    spread = v_max - mean_p
+
+    def in_domain(mu, lam):
+        return (mu > mean_p) & (mu < v_max) & (lam < mu - v_max)
+
+    def residual_and_jacobian(mu, lam):
+        t = lam + v - mu  # negative on the domain
+        inv_t = 1.0 / t
+        s1 = jnp.dot(p, inv_t)
+        s2 = jnp.dot(p, inv_t * inv_t)
+        f1 = jnp.dot(p, jnp.log(t / lam)) - delta
+        f2 = lam * s1 - 1.0
+        jac = jnp.array([[-s1, s1 - 1.0 / lam], [lam * s2, s1 - lam * s2]])
+        return jnp.array([f1, f2]), jac
+
+    def merit(mu, lam):
+        f, _ = residual_and_jacobian(mu, lam)
+        return jnp.where(in_domain(mu, lam), jnp.sum(f * f), jnp.inf)
+
+    def cond(carry):
+        mu, lam, step, size, done = carry
+        return (step < max_steps) & ~done
+
+    def body(carry):
+        mu, lam, step, _, _ = carry
+        f, jac = residual_and_jacobian(mu, lam)
+        d_mu, d_lam = -jnp.linalg.solve(jac, f)
+        m0 = jnp.sum(f * f)
+
+        def bt_cond(bt):
+            alpha, k = bt
+            m = merit(mu + alpha * d_mu, lam + alpha * d_lam)
+            return ~(m <= (1.0 - 1e-4 * alpha) * m0) & (k < max_backtracks)
+
+        def bt_body(bt):
+            alpha, k = bt
+            return 0.5 * alpha, k + 1
+
+        alpha, k = lax.while_loop(bt_cond, bt_body, (jnp.ones((), dtype), 0))
+        accepted = merit(mu + alpha * d_mu, lam + alpha * d_lam) < jnp.inf
+        alpha = jnp.where(accepted, alpha, 0.0)
+        mu, lam = mu + alpha * d_mu, lam + alpha * d_lam
+        size = jnp.maximum(jnp.abs(d_mu), jnp.abs(d_lam) / jnp.maximum(1.0, jnp.abs(lam)))
+        done = (size <= tol) | (m0 == 0) | ~accepted
+        return mu, lam, step + 1, size, done
+
+    mu0 = 0.5 * (mean_p + v_max)
+    lam0 = mu0 - v_max - spread
+    carry = (mu0, lam0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, dtype), jnp.zeros((), bool))
+    mu, lam, step, size, done = lax.while_loop(cond, body, carry)
+    value = jnp.where(delta < 0, -jnp.inf, jnp.where((delta == 0) | (spread <= 0), mean_p, mu))
+    info = SolverInfo(step, size, done & (size <= tol))
+    return (value, info) if return_info else value
+
+
+@functools.partial(
+    jax.jit, static_argnames=("tol", "step_ratio", "check_every", "max_steps", "return_info")
+)
+def l1_ucb_lp(
+    p: jax.typing.ArrayLike,
+    v: jax.typing.ArrayLike,
+    d: jax.typing.ArrayLike,
+    *,
+    tol: float = 1e-4,
+    step_ratio: float = 3.0,
+    check_every: int = 16,
+    max_steps: int = 200_000,
+    return_info: bool = False,
+):
+    r"""The OLP index by the paper's linear program, solved by PDHG (a baseline).
+
+    The paper (Cowan, Katehakis & Pirutinsky 2019, section 4, "OLP") writes
+    :math:`B(p, v, d) = \sup\{q^\top v : \|q - p\|_1 \le d\}` as the linear program in
+    :math:`(q^+, q^-) \in \mathbb{R}^{2S}_{\ge 0}`
+
+    .. math::
+
+        \max\ v^\top(q^- - q^+ + p) \ \text{ s.t. }\ \textstyle\sum_x (q^+_x + q^-_x) \le d,
+        \ \sum_x (q^-_x - q^+_x) = 0,\ q^+_x - q^-_x \le p_x,
+
+    and this solves it by the primal-dual hybrid gradient method (Chambolle & Pock 2011)
+    with their diagonal preconditioning (step sizes :math:`\tau_j = 1/\sum_i |K_{ij}|`,
+    :math:`\sigma_i = 1/\sum_j |K_{ij}|`, scaled by ``1/step_ratio`` and ``step_ratio``),
+    the generic first-order LP method (as in PDLP), from :math:`q^\pm = 0` (that is,
+    :math:`q = p`) and zero duals, in one ``lax.while_loop`` that checks every
+    ``check_every`` iterations. Stopping rule, all in units of the value: with
+    :math:`P` the primal objective, :math:`U = p^\top v + d\,y_1 + p^\top y_3` the dual one,
+    :math:`e` the total primal constraint violation (in probability mass) and :math:`r`
+    the largest dual constraint violation,
+
+    .. math:: |P - U| + (\max v - \min v)\, e + d\, r \le \mathrm{tol},
+
+    which bounds :math:`|P - B|` (weak duality, with the violations priced by their
+    worst effect). It returns :math:`P`.
+
+    Args:
+        p: probabilities, shape ``[S]``, summing to one.
+        v: values, shape ``[S]``.
+        d: L1 radius, a scalar in :math:`(0, 2)`.
+        tol: target absolute accuracy of the value (static).
+        step_ratio: primal/dual step balance :math:`\omega` (static).
+        check_every: iterations between evaluations of the stopping rule (static).
+        max_steps: cap on PDHG iterations (static).
+        return_info: also return a :class:`SolverInfo` (static).
+
+    Returns:
+        :math:`B(p, v, d)` to within ``tol``, a scalar; with ``return_info`` a pair
+        ``(value, SolverInfo)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmdp.indices.qform import l1_ucb_lp
+        >>> p = jnp.array([0.5, 0.3, 0.2])
+        >>> v = jnp.array([0.0, 1.0, 2.0])
+        >>> b = l1_ucb_lp(p, v, 0.4)  # B = 1.1, to within 1e-4
+    """
+    p, v, d = _as_float(p, v, d)
+    _check_single("l1_ucb_lp", p, v)
+    _check_config(tol, max_steps)
+    if int(check_every) != check_every or check_every < 1:
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    dtype = p.dtype
+    num_states = p.shape[0]
+    # Diagonal preconditioning: each column of K has three unit entries; rows 1 and 2
+    # have 2S, and each of the S rows of q+ - q- <= p has two.
+    tau = jnp.asarray(1.0 / (3.0 * step_ratio), dtype)
+    sigma_sum = jnp.asarray(step_ratio / (2.0 * num_states), dtype)
+    sigma_pair = jnp.asarray(step_ratio / 2.0, dtype)
+    mean_p = jnp.dot(p, v)
+    value_range = jnp.max(v) - jnp.min(v)
+
+    def pdhg_step(_, state):
+        plus, minus, y1, y2, y3 = state
+        # Reduced costs c + K^T y of min v.q+ - v.q- under the three constraint blocks.
+        new_plus = jnp.maximum(0.0, plus - tau * (v + y1 - y2 + y3))
+        new_minus = jnp.maximum(0.0, minus - tau * (-v + y1 + y2 - y3))
+        bar_plus, bar_minus = 2.0 * new_plus - plus, 2.0 * new_minus - minus
+        y1 = jnp.maximum(0.0, y1 + sigma_sum * (jnp.sum(bar_plus + bar_minus) - d))
+        y2 = y2 + sigma_sum * jnp.sum(bar_minus - bar_plus)
+        y3 = jnp.maximum(0.0, y3 + sigma_pair * (bar_plus - bar_minus - p))
+        return new_plus, new_minus, y1, y2, y3
+
+    def certificate(state):
+        plus, minus, y1, y2, y3 = state
+        primal = mean_p + jnp.dot(v, minus - plus)
+        dual = mean_p + d * y1 + jnp.dot(p, y3)
+        violation = (
+            jnp.maximum(0.0, jnp.sum(plus + minus) - d)
+            + jnp.abs(jnp.sum(minus - plus))
+            + jnp.sum(jnp.maximum(0.0, plus - minus - p))
+        )
+        reduced_plus = v + y1 - y2 + y3
+        reduced_minus = -v + y1 + y2 - y3
+        dual_violation = jnp.maximum(
+            jnp.max(jnp.maximum(0.0, -reduced_plus)), jnp.max(jnp.maximum(0.0, -reduced_minus))
+        )
+        bound = jnp.abs(primal - dual) + value_range * violation + d * dual_violation
+        return primal, bound
+
+    def cond(carry):
+        state, step, bound = carry
+        return (step < max_steps) & (bound > tol)
+
+    def body(carry):
+        state, step, _ = carry
+        state = lax.fori_loop(0, check_every, pdhg_step, state)
+        _, bound = certificate(state)
+        return state, step + check_every, bound
+
+    zeros = jnp.zeros_like(p)
+    scalar = jnp.zeros((), dtype)
+    state = (zeros, zeros, scalar, scalar, zeros)
+    carry = (state, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, dtype))
+    state, step, bound = lax.while_loop(cond, body, carry)
+    value, _ = certificate(state)
+    info = SolverInfo(step, bound, bound <= tol)
+    return (value, info) if return_info else value
