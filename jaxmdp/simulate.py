@@ -86,7 +86,9 @@ def _next_state(key, probabilities):
     """Draws ``y ~ probabilities`` by inverting the cumulative distribution."""
     cumulative = jnp.cumsum(probabilities)
     u = jax.random.uniform(key, dtype=probabilities.dtype) * cumulative[-1]
-    y = jnp.searchsorted(cumulative, u, side="right")
+    # searchsorted(cumulative, u, side="right"), without a loop: states of zero
+    # probability are never drawn.
+    y = jnp.sum(cumulative <= u)
     return jnp.minimum(y, probabilities.shape[0] - 1).astype(jnp.int32)
 
 
