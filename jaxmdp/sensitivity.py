@@ -124,8 +124,8 @@ class IndexSensitivity(NamedTuple):
             actions, ``+inf`` where :math:`\\tilde{\\mathbf{K}} = 0`.
         level: each action's confidence level, shape ``[A]``: :math:`\\delta_a = \\ln t /
             n_{x,a}` (MDP-UCB, the KL radius), :math:`d_a = \\sqrt{2 \\ln t / n_{x,a}}`
-            (OLP, the L1 radius), :math:`\\ln t` (MDP-DMED); ``+inf`` where
-            :math:`n_{x,a} = 0`.
+            (OLP, the L1 radius), ``+inf`` where :math:`n_{x,a} = 0`; :math:`\\ln t`
+            (MDP-DMED).
         d_p_hat: ``d_p_hat[a, b]`` is the gradient of ``index[a]`` with respect to the
             estimated row :math:`\\hat p^b_x`, projected onto the simplex tangent space,
             shape ``[A, A, S]``. For MDP-UCB and OLP only ``b == a`` is non-zero; for
@@ -453,7 +453,7 @@ def _index_derivatives(counts, x, t, est, *, name: str) -> IndexSensitivity:
     zero = jnp.zeros_like
     return IndexSensitivity(
         index=index,
-        level=jnp.where(visits > 0, level, jnp.inf),
+        level=level if name == "dmed" else jnp.where(visits > 0, level, jnp.inf),
         d_p_hat=jnp.where(keep[:, None, None], _project_rows(d_p_hat, admissible[None, :]),
                           zero(d_p_hat)),
         d_bias=jnp.where(keep[:, None], d_bias, zero(d_bias)),
