@@ -332,7 +332,7 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     step = (h1 - delta_pos) / slope  # Newton on h(e^s) = delta in s
     step = jnp.where(jnp.isfinite(step) & (h1 > 0) & (jnp.abs(step) < 1e-2), step, 0.0)
     u = u1 * jnp.exp(step)
-    dm = (mo.var_y / (mo.zeta * mo.zeta)) * (u - u1)
+    dm = jnp.where(u == u1, 0.0, (mo.var_y / mo.zeta) * ((u - u1) / mo.zeta))
     m = mo.m + dm
     excess = jnp.maximum(mo.excess - dm, 0.0)
     c_int = u + m
@@ -401,8 +401,9 @@ _kl_ucb_value.defjvp(_kl_ucb_jvp, symbolic_zeros=True)
 # kinf: D(p, v, rho).
 
 
-def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True) -> KLSolution:
-    """D for one instance: p, v of shape [S], scalar rho. No gradients.
+def _kinf_one(p: Array, v: Array, rho: Array,
+              with_zeros: bool = True) -> tuple[KLSolution, Array, Array]:
+    """D for one instance: p, v of shape [S], scalar rho; also returns u* and V - rho.
 
     ``with_zeros=False`` (static) promises that p has no zero entries (faster).
     """
@@ -451,8 +452,13 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True) -> KLSolu
     u = jnp.where(boundary, 0.0, jnp.exp(root.x))
     c = u + w_rho_safe
     lam = 1.0 / c
-    # p_x = 0 terms are dropped: at the boundary optimum the argmax term is log(0).
-    value = jnp.sum(jnp.where(p > 0, p * jnp.log1p(rho_minus_v / c), 0.0))
+    # ln((u + w)/(u + V - rho)): log1p of the centred difference near 1 (accurate for small
+    # D), the plain ratio far below 1 (where u may be lost in u + V - rho, as for argmax
+    # states in float32). p_x = 0 terms are dropped (at a boundary optimum: log 0).
+    ratio_m1 = rho_minus_v / c
+    log_ratio = jnp.where(ratio_m1 > -0.5, jnp.log1p(ratio_m1),
+                          jnp.log(jnp.maximum(u + w, 0.0) / c))
+    value = jnp.sum(jnp.where(p > 0, p * log_ratio, 0.0))
     at_max = w == 0
     denom = jnp.where(at_max & (u == 0), 1.0, u + w)
     q = jnp.where(at_max & (u == 0), 0.0, p * c / denom)
@@ -463,24 +469,25 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True) -> KLSolu
     q = jnp.where(zero, p, jnp.where(infinite, 0.0, q))
     steps = jnp.where(regular & ~boundary, root.num_steps, 0)
     converged = ~regular | boundary | root.converged
-    return KLSolution(value, lam, q, steps, converged)
+    return KLSolution(value, lam, q, steps, converged), u, w_rho_safe
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _kinf_value(with_zeros: bool, p: Array, v: Array, rho: Array) -> Array:
-    return _kinf_one(p, v, rho, with_zeros).value
+    return _kinf_one(p, v, rho, with_zeros)[0].value
 
 
 def _kinf_jvp(with_zeros, primals, tangents):
     p, v, rho = primals
     dp, dv, drho = tangents
-    sol = _kinf_one(p, v, rho, with_zeros)
+    sol, u, w_rho = _kinf_one(p, v, rho, with_zeros)
     lam = sol.multiplier
     regular = lam > 0
-    # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)), finite also where p_x = 0 (except on a
-    # zero-probability argmax state at the boundary optimum, where it is -inf).
-    arg = 1.0 + lam * (rho - v)
-    log_ratio = jnp.log(jnp.where(regular, arg, 1.0))
+    # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)) = ln((u* + w_x) / (u* + V - rho)), finite
+    # also where p_x = 0 (except on a zero-probability argmax state at the boundary
+    # optimum u* = 0, where it is -inf); the ratio form cannot round below zero.
+    ratio = (u + (jnp.max(v) - v)) / (u + w_rho)
+    log_ratio = jnp.log(jnp.where(regular, ratio, 1.0))
     grad_p = jnp.where(regular, log_ratio + 1.0, 0.0)
     grad_v = jnp.where(regular, -lam * sol.q, 0.0)
     tangent = jnp.zeros_like(sol.value)
@@ -621,4 +628,4 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     """
     p, v, rho = _prepare("kinf_solve", p, v, rho, "rho")
     args = (lax.stop_gradient(a) for a in (p, v, rho))
-    return KLSolution(*_dispatch(lambda z, *a: _kinf_one(*a, z), _SOLUTION_SIGNATURE, *args))
+    return KLSolution(*_dispatch(lambda z, *a: _kinf_one(*a, z)[0], _SOLUTION_SIGNATURE, *args))
