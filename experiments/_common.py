@@ -33,6 +33,7 @@ def save_npz_atomic(path: Path | str, **arrays) -> Path:
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -59,6 +60,7 @@ def save_figure(fig, name: str, *, figures_dir: Path | str | None = None) -> Pat
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=130, bbox_inches="tight")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
