@@ -426,6 +426,17 @@ def test_zero_probability_on_argmax_state_filippi():
     np.testing.assert_allclose(d_closed, deltas[big], rtol=1e-11)
 
 
+def test_constant_values_on_support_below_an_unobserved_state():
+    """v is constant (-0.75) where p > 0 and larger (0) where p = 0: h(V) = 0, so for
+    every delta > 0 the sup is in the Filippi regime, C = V - 0.75 exp(-delta)."""
+    p = np.array([0.0, 0.625, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]) / 1.625
+    v = np.array([0.0, -0.75, 0.0, 0.0, 0.0, 0.0, 0.0, -0.75])
+    deltas = np.array([1e-252, 1e-20, 1e-8, 0.1, 1.0, 30.0])
+    np.testing.assert_allclose(levels("C", p, v, deltas), -0.75 * np.exp(-deltas), rtol=1e-14)
+    rhos = -0.75 * np.exp(-deltas[2:])
+    np.testing.assert_allclose(levels("D", p, v, rhos), deltas[2:], rtol=1e-10, atol=1e-15)
+
+
 def test_zero_probability_low_states_change_nothing():
     """States with p = 0 and the smallest v never receive mass."""
     p, v = _problem(30, 6)
