@@ -210,14 +210,18 @@ def _config_of(problems: int, dtype: str, seed: int) -> np.ndarray:
 
 def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path: Path,
         force: bool, batch_limit: float) -> dict[str, np.ndarray]:
-    """Times every method at every size, resuming from ``results_path``."""
-    saved = {} if force else (load_npz(results_path) or {})
+    """Times every method at every size, resuming from ``results_path``.
+
+    Sizes already saved with the same problems, dtype and seed are reused unless
+    ``force``; other sizes in the file are kept.
+    """
+    saved = load_npz(results_path) or {}
     config = _config_of(problems, dtype, seed)
     jdtype = jnp.float64 if dtype == "float64" else jnp.float32
     todo = []
     for size in sizes:
         done = f"S{size}_config" in saved and np.array_equal(saved[f"S{size}_config"], config)
-        if not done:
+        if force or not done:
             todo.append(size)
     n_units = sum(sum(1 for m in METHODS if not (m[3] and s > slow_max)) for s in todo)
     with Progress(n_units, "timing") as bar:
@@ -238,6 +242,7 @@ def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path
                 entry[f"S{size}_{key}_error"] = np.asarray(error)
                 bar.update(1, info=f"|S|={size} {key} {times.mean() * 1e3:.3g} ms")
             entry[f"S{size}_config"] = config
+            saved = {k: x for k, x in saved.items() if not k.startswith(f"S{size}_")}
             saved.update(entry)
             saved["device"] = np.asarray(str(jax.devices()[0].platform))
             save_npz_atomic(results_path, **saved)
@@ -321,7 +326,10 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
             if key not in keys or not len(table[key]):
                 continue
             rows = table[key]
-            ax.errorbar(rows[:, 0], rows[:, 1], yerr=np.nan_to_num(rows[:, 2]),
+            # On a log axis a CI reaching below zero is drawn down to 10% of the mean.
+            half = np.nan_to_num(rows[:, 2])
+            yerr = np.stack([np.minimum(half, 0.9 * rows[:, 1]), half])
+            ax.errorbar(rows[:, 0], rows[:, 1], yerr=yerr,
                         label=label, color=COLORS[key], marker=MARKERS[key], capsize=3,
                         linewidth=1.5, markersize=6)
         ax.set_xscale("log")
@@ -391,8 +399,10 @@ def main(argv=None) -> None:
               f"{args.dtype}; seed {args.seed}", flush=True)
         saved = run(sizes, args.problems, args.dtype, args.seed, args.slow_max, results_path,
                     args.force, args.batch_limit)
-    print_table(saved, sizes)
-    for path in plot(saved, sizes, Path(args.figures_dir)):
+    # Show every size in the results file, also those of earlier runs.
+    shown = sorted({int(k[1:-len("_config")]) for k in saved if k.endswith("_config")})
+    print_table(saved, shown)
+    for path in plot(saved, shown, Path(args.figures_dir)):
         print(f"wrote {path}")
 
 
