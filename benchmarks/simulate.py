@@ -83,7 +83,8 @@ def main(argv=None):
 
             _, first_wall, _ = _timed(lambda: call(0, args.horizon))
             timings = [_timed(lambda: call(1 + r, args.horizon)) for r in range(args.repeats)]
-            traj, wall, cpu = min(timings, key=lambda x: x[1])
+            _, wall, cpu = min(timings, key=lambda x: x[1])
+            traj = timings[0][0]  # seed 1, whichever call was fastest
             steps = args.horizon * reps
             us = wall / steps * 1e6
             cpu_us = cpu / steps * 1e6
