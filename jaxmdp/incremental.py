@@ -106,6 +106,7 @@ def _exact(rows: jax.Array) -> EvaluationState:
     return EvaluationState(rows, jnp.linalg.inv(_evaluation_matrix(rows)))
 
 
+@jax.jit
 def init_evaluation(P: ArrayLike, R: ArrayLike, policy: ArrayLike) -> EvaluationState:
     """Evaluation state of ``policy``: the exact inverse of its evaluation matrix.
 

@@ -13,6 +13,14 @@ Replications are ``vmap``ped over independent keys (``jax.random.split(key, R)``
 runs are cut into chunks of scan steps (one jitted call each) driven from a Python loop
 with a progress bar; only every ``record_every``-th cumulative value is kept, so memory
 stays bounded for any horizon.
+
+Per-step planning is incremental by default (:mod:`jaxmdp.incremental`): the estimated
+MDP changes in one row per round, so each policy evaluation updates the previous inverse
+of the evaluation matrix by Sherman–Morrison (``O(S^2)``) instead of factorising it again
+(``O(S^3)``), with a full re-inversion every ``refresh_every`` rounds; ``planner="full"``
+re-solves from scratch. With ``devices``, replications are split over a
+:class:`~jax.sharding.Mesh` and run with ``jax.shard_map`` (:mod:`jaxmdp._sharding`);
+results do not depend on the number of devices.
 """
 
 from __future__ import annotations
@@ -27,9 +35,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxmdp import _sharding
 from jaxmdp._progress import Progress
 from jaxmdp.agents import Agent, get_agent
-from jaxmdp.estimators import estimate
+from jaxmdp.estimators import estimate, estimated_mdp
+from jaxmdp.incremental import default_refresh_every, incremental_estimate, init_evaluation
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import gaps as _gaps
 from jaxmdp.planning import solve_average_reward
@@ -43,6 +53,9 @@ MAX_DEFAULT_RECORDS = 100_000
 #: default), which was the largest single cost of an MDP-PS step. Replications stay
 #: independent and results are reproducible: only the map from keys to bits differs.
 PARTITIONABLE_THREEFRY = False
+
+#: Per-step planners: incremental evaluation (default) or a full re-solve every round.
+PLANNERS = ("incremental", "full")
 
 
 class Trajectories(NamedTuple):
@@ -80,6 +93,7 @@ class _Carry(NamedTuple):
     policy: jax.Array
     pseudo_regret: jax.Array
     regret: jax.Array
+    evaluation: tuple  # the incremental planner's EvaluationState; () for "full"
 
 
 def _next_state(key, probabilities):
@@ -92,12 +106,18 @@ def _next_state(key, probabilities):
     return jnp.minimum(y, probabilities.shape[0] - 1).astype(jnp.int32)
 
 
-def _make_step(agent: Agent, mdp: MDP, gain, delta):
-    """The scan body for one replication: one round of play."""
+def _make_step(agent: Agent, mdp: MDP, gain, delta, planner: str, refresh_every: int):
+    """The scan body for one replication: one round of play (``index``: 0-based round
+    number of the whole run, the same in every replication)."""
 
-    def step(carry: _Carry, _):
+    def step(carry: _Carry, index):
         key, action_key, transition_key = jax.random.split(carry.key, 3)
-        est = estimate(carry.counts, mdp, init_policy=carry.policy)
+        evaluation = carry.evaluation
+        if planner == "incremental":
+            est, evaluation = incremental_estimate(carry.counts, mdp, evaluation,
+                                                   carry.policy, index % refresh_every == 0)
+        else:
+            est = estimate(carry.counts, mdp, init_policy=carry.policy)
         x = carry.state
         action = agent.select_action(action_key, carry.t, x, carry.counts, est)
         y = _next_state(transition_key, mdp.P[x, action])
@@ -109,31 +129,43 @@ def _make_step(agent: Agent, mdp: MDP, gain, delta):
             policy=est.policy.astype(jnp.int32),
             pseudo_regret=carry.pseudo_regret + delta[x, action],
             regret=carry.regret + (gain - mdp.R[x, action]),
+            evaluation=evaluation,
         )
         return carry, (carry.pseudo_regret, carry.regret)
 
     return step
 
 
-@functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every"),
+@functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every",
+                                             "planner", "refresh_every", "mesh"),
                    donate_argnums=0)
-def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, *, agent: Agent, num_records: int,
-               record_every: int):
-    """``num_records * record_every`` rounds for every replication (vmapped)."""
+def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, start, *, agent: Agent,
+               num_records: int, record_every: int, planner: str = "incremental",
+               refresh_every: int = 1, mesh=None):
+    """``num_records * record_every`` rounds for every replication (vmapped), from round
+    ``start`` (0-based, int32 scalar); with a ``mesh``, each device runs its block."""
 
-    def trajectory(carry):
-        step = _make_step(agent, mdp, gain, delta)
-        if record_every == 1:
-            return lax.scan(step, carry, None, length=num_records)
+    def chunk(carry, mdp, gain, delta, start):
+        step = _make_step(agent, mdp, gain, delta, planner, refresh_every)
+        # The round indices are not batched, so the refresh stays a real `cond` in vmap.
+        first = start + record_every * jnp.arange(num_records, dtype=jnp.int32)
 
-        def record(carry, _):
-            carry, _ = lax.scan(lambda c, u: (step(c, u)[0], None), carry, None,
-                                length=record_every)
-            return carry, (carry.pseudo_regret, carry.regret)
+        def trajectory(carry):
+            if record_every == 1:
+                return lax.scan(step, carry, first)
 
-        return lax.scan(record, carry, None, length=num_records)
+            def record(carry, base):
+                rounds = base + jnp.arange(record_every, dtype=jnp.int32)
+                carry, _ = lax.scan(lambda c, i: (step(c, i)[0], None), carry, rounds)
+                return carry, (carry.pseudo_regret, carry.regret)
 
-    return jax.vmap(trajectory)(carry)
+            return lax.scan(record, carry, first)
+
+        return jax.vmap(trajectory)(carry)
+
+    if mesh is not None:
+        chunk = _sharding.shard_map(chunk, mesh, batched=(True, False, False, False, False))
+    return chunk(carry, mdp, gain, delta, start)
 
 
 def _check_positive_int(name, value):
@@ -182,7 +214,8 @@ def _keys(seed, replications):
 
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
-             chunk_size: int = 2000, progress: bool = True) -> Trajectories:
+             chunk_size: int = 2000, progress: bool = True, planner: str = "incremental",
+             refresh_every: int | None = None, devices=None) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
@@ -207,6 +240,17 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         chunk_size: rounds per jitted call (rounded to a multiple of ``record_every``);
             the progress bar advances once per chunk.
         progress: show a progress bar on stderr.
+        planner: ``"incremental"`` (default): policy evaluations update the previous
+            inverse of the evaluation matrix by Sherman–Morrison, ``O(S^2)`` per changed
+            row (:mod:`jaxmdp.incremental`); ``"full"``: an LU re-solve every round,
+            ``O(S^3)``. Both give the same policies (up to rounding at exact ties).
+        refresh_every: rounds between full re-inversions of the incremental planner
+            (positive int); default 512 in float64, 64 in float32.
+        devices: where to run: ``None`` for every visible device (``jax.devices()``, all
+            processes after ``jax.distributed.initialize()``), or a sequence of
+            ``jax.Device``. With more than one device, replications are split over a
+            one-axis ``Mesh`` and run with ``jax.shard_map``; the per-replication keys
+            are drawn first, so results are identical whatever the number of devices.
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
@@ -216,8 +260,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
 
     Raises:
         ValueError: for a non-positive ``horizon``, ``replications``, ``record_every`` or
-            ``chunk_size``, an unknown agent name, or ``initial_counts`` of the wrong
-            shape, negative, fractional or on inadmissible actions.
+            ``chunk_size``, an unknown agent name or ``planner``, a non-positive
+            ``refresh_every``, ``devices`` that are not distinct ``jax.Device`` objects,
+            or ``initial_counts`` of the wrong shape, negative, fractional or on
+            inadmissible actions.
 
     Example:
         >>> import jaxmdp as jm
@@ -236,10 +282,16 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     record_every = _check_positive_int("record_every", record_every)
     chunk_size = _check_positive_int("chunk_size", chunk_size)
     counts0 = _check_counts(initial_counts, mdp)
+    if planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {list(PLANNERS)}, got {planner!r}")
+    dtype = jnp.asarray(mdp.P).dtype
+    if refresh_every is None:
+        refresh_every = default_refresh_every(dtype)
+    refresh_every = _check_positive_int("refresh_every", refresh_every)
+    mesh = _sharding.replication_mesh(devices)
 
     gain, _, _ = solve_average_reward(mdp)
     delta = _gaps(mdp)
-    dtype = jnp.asarray(mdp.P).dtype
     num_states = counts0.shape[0]
     t0 = int(counts0.sum()) + 1
     # The first warm start: each state's lowest admissible action.
@@ -248,6 +300,12 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         raise ValueError(f"horizon plus initial transitions must fit in int32, got "
                          f"horizon={horizon} with {t0 - 1} initial transitions")
 
+    evaluation = ()
+    if planner == "incremental":
+        # Rebuilt exactly at round 0 (a refresh round); this gives it its shape.
+        evaluation = init_evaluation(estimated_mdp(counts0, mdp).P, mdp.R, first_admissible)
+        evaluation = jax.tree_util.tree_map(
+            lambda leaf: jnp.broadcast_to(leaf, (replications,) + leaf.shape), evaluation)
     with _prng_layout():
         keys = _keys(seed, replications)
     carry = _Carry(
@@ -258,8 +316,21 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         policy=jnp.broadcast_to(first_admissible, (replications, num_states)),
         pseudo_regret=jnp.zeros((replications,), dtype=dtype),
         regret=jnp.zeros((replications,), dtype=dtype),
+        evaluation=evaluation,
     )
     carry = jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
+    if mesh.size > 1 or jax.process_count() > 1:
+        # Keys are drawn above, before sharding; padding repeats replications whose
+        # results are dropped, so every replication computes the same on any mesh.
+        padded = _sharding.padded_size(replications, mesh)
+        carry = _sharding.shard(_sharding.pad_replications(carry, replications, padded), mesh)
+        mdp, gain, delta = _sharding.replicate((mdp, gain, delta), mesh)
+    else:
+        mesh = None
+        if devices is not None:
+            carry, mdp, gain, delta = jax.device_put((carry, mdp, gain, delta),
+                                                     list(devices)[0])
+    options = dict(agent=agent, planner=planner, refresh_every=refresh_every, mesh=mesh)
 
     total_records = horizon // record_every
     records_per_chunk = max(1, chunk_size // record_every)
@@ -268,26 +339,29 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         done = 0
         while done < total_records:
             n = min(records_per_chunk, total_records - done)
-            carry, (p, r) = _run_chunk(carry, mdp, gain, delta, agent=agent,
-                                       num_records=n, record_every=record_every)
+            start = jnp.asarray(done * record_every, jnp.int32)
+            carry, (p, r) = _run_chunk(carry, mdp, gain, delta, start, num_records=n,
+                                       record_every=record_every, **options)
             pseudo.append(p)
             regret.append(r)
             done += n
             if progress:
-                mean = float(jnp.mean(carry.pseudo_regret))
+                mean = float(jnp.mean(carry.pseudo_regret[:replications]))
                 bar.update(n * record_every, info=f"mean pseudo-regret {mean:.2f}")
         remainder = horizon - total_records * record_every
         if remainder:
-            carry, _ = _run_chunk(carry, mdp, gain, delta, agent=agent, num_records=1,
-                                  record_every=remainder)
+            start = jnp.asarray(total_records * record_every, jnp.int32)
+            carry, _ = _run_chunk(carry, mdp, gain, delta, start, num_records=1,
+                                  record_every=remainder, **options)
             bar.update(remainder)
 
     empty = jnp.zeros((replications, 0), dtype=dtype)
+    pseudo, regret, carry = _sharding.gather((pseudo, regret, carry))
     return Trajectories(
-        pseudo_regret=jnp.concatenate(pseudo, axis=1) if pseudo else empty,
-        regret=jnp.concatenate(regret, axis=1) if regret else empty,
+        pseudo_regret=jnp.concatenate(pseudo, axis=1)[:replications] if pseudo else empty,
+        regret=jnp.concatenate(regret, axis=1)[:replications] if regret else empty,
         times=jnp.arange(1, total_records + 1, dtype=jnp.int32) * record_every,
-        counts=carry.counts,
-        state=carry.state,
-        policy=carry.policy,
+        counts=carry.counts[:replications],
+        state=carry.state[:replications],
+        policy=carry.policy[:replications],
     )

@@ -1,0 +1,150 @@
+"""Tests for the scaling machinery: incremental planning and sharding over devices.
+
+* :mod:`jaxmdp.incremental` against :func:`jaxmdp.estimate` (a full LU re-solve every
+  round), along a trajectory in which the estimated MDP changes one count per round and
+  the policy switches: same policy at every round, same gain and bias to rounding.
+* ``jaxmdp.simulate(..., devices=...)`` on 4 forced host devices (a subprocess with
+  ``XLA_FLAGS=--xla_force_host_platform_device_count=4``) against one device: equal bit
+  for bit, with a replication count that does not divide evenly.
+"""
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp import _sharding, incremental
+from jaxmdp.estimators import estimate, estimated_mdp
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.partial(jax.jit, static_argnames="horizon")
+def _compare_along_trajectory(mdp, refresh_every, explore, key, *, horizon):
+    """Plays ``horizon`` rounds (the incremental policy, or a uniform action with
+    probability ``explore``) and records both planners' results at every round; the
+    incremental planner re-inverts every ``refresh_every`` rounds."""
+    num_states, num_actions = mdp.R.shape
+    counts0 = jnp.zeros((num_states, num_actions, num_states), jnp.int32)
+    policy0 = jnp.zeros(num_states, jnp.int32)
+    evaluation0 = incremental.init_evaluation(estimated_mdp(counts0, mdp).P, mdp.R, policy0)
+
+    def step(carry, index):
+        key, counts, x, policy_inc, policy_full, evaluation = carry
+        key, explore_key, action_key, next_key = jax.random.split(key, 4)
+        full = estimate(counts, mdp, init_policy=policy_full)
+        inc, evaluation = incremental.incremental_estimate(
+            counts, mdp, evaluation, policy_inc, index % refresh_every == refresh_every - 1)
+        random_action = jax.random.randint(action_key, (), 0, num_actions)
+        action = jnp.where(jax.random.uniform(explore_key) < explore, random_action,
+                           inc.policy[x])
+        y = jax.random.choice(next_key, num_states, p=mdp.P[x, action]).astype(jnp.int32)
+        carry = (key, counts.at[x, action, y].add(1), y, inc.policy, full.policy, evaluation)
+        return carry, (inc.policy, full.policy, inc.gain, full.gain, inc.bias, full.bias)
+
+    init = (key, counts0, jnp.int32(0), policy0, policy0, evaluation0)
+    return jax.lax.scan(step, init, jnp.arange(horizon))
+
+
+@pytest.mark.parametrize("refresh_every", [10_000, 50])
+def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
+    mdp = jm.examples.garnet(jax.random.key(3), 12, 3, 3)
+    final, outputs = _compare_along_trajectory(mdp, refresh_every, 0.5, jax.random.key(1),
+                                               horizon=600)
+    pi_inc, pi_full, g_inc, g_full, b_inc, b_full = (np.asarray(o) for o in outputs)
+    # The policy switches many times along the way (the rank-one switch path is used).
+    switches = int(np.sum(np.any(pi_full[1:] != pi_full[:-1], axis=1)))
+    assert switches >= 5, switches
+    np.testing.assert_array_equal(pi_inc, pi_full)
+    np.testing.assert_allclose(g_inc, g_full, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b_inc, b_full, rtol=0, atol=1e-11)
+    # The carried inverse is still the inverse of the last evaluation matrix.
+    evaluation = final[-1]
+    matrix = jnp.eye(12) - evaluation.rows
+    matrix = matrix.at[:, 0].set(1)
+    np.testing.assert_allclose(evaluation.inverse @ matrix, np.eye(12), atol=1e-11)
+
+
+def test_incremental_policy_iteration_from_scratch_state_and_refresh():
+    # From a stale state for another policy and another MDP: rows are re-synchronised.
+    mdp = jm.examples.garnet(jax.random.key(0), 9, 3, 9)
+    other = jm.examples.random_mdp(jax.random.key(1), 9, 3)
+    stale = incremental.init_evaluation(other.P, other.R, jnp.full(9, 2, jnp.int32))
+    reference = jm.policy_iteration(mdp.P, mdp.R, mdp.mask)
+    solve = jax.jit(incremental.incremental_policy_iteration)
+    for refresh in (False, True):
+        sol, state = solve(mdp.P, mdp.R, mdp.mask, jnp.full(9, -1, jnp.int32), stale,
+                           refresh)
+        np.testing.assert_array_equal(sol.policy, reference.policy)
+        assert int(sol.status) == jm.PlanningStatus.CONVERGED
+        np.testing.assert_allclose(sol.gain, reference.gain, atol=1e-12)
+        np.testing.assert_allclose(sol.bias, reference.bias, atol=1e-11)
+        rows = jnp.take_along_axis(mdp.P, sol.policy[:, None, None], axis=1)[:, 0]
+        np.testing.assert_array_equal(state.rows, rows)
+
+
+def test_devices_argument_is_validated():
+    with pytest.raises(ValueError, match="non-empty"):
+        _sharding.replication_mesh([])
+    with pytest.raises(ValueError, match="jax.Device"):
+        _sharding.replication_mesh(["cpu:0"])
+    with pytest.raises(ValueError, match="planner"):
+        jm.simulate(jm.examples.paper_mdp(), "ucb", 10, 2, 0, planner="lu", progress=False)
+    with pytest.raises(ValueError, match="refresh_every"):
+        jm.simulate(jm.examples.paper_mdp(), "ucb", 10, 2, 0, refresh_every=0,
+                    progress=False)
+
+
+_SHARDED_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax, numpy as np
+    import jaxmdp as jm
+
+    assert len(jax.devices()) == 4, jax.devices()
+    mdp = jm.examples.garnet(jax.random.key(5), 8, 3, 4)
+    # Two chunks of 30 records of 2 rounds (one compiled program per device count);
+    # refreshes every 16 rounds, across chunk boundaries.
+    kwargs = dict(horizon=120, replications=6, seed=7, record_every=2, chunk_size=60,
+                  refresh_every=16, progress=False)
+    runs = {
+        "four": jm.simulate(mdp, "ps", **kwargs),  # devices=None: all four
+        "one": jm.simulate(mdp, "ps", devices=jax.devices()[:1], **kwargs),
+    }
+    out = {}
+    for name, traj in runs.items():
+        out[name] = {field: np.asarray(getattr(traj, field)).tolist()
+                     for field in traj._fields}
+        out[name]["devices"] = len(traj.counts.sharding.device_set)
+    json.dump(out, sys.stdout)
+""")
+
+
+def test_sharded_run_equals_single_device_run_bit_for_bit():
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                        " --xla_force_host_platform_device_count=4").strip()
+    env["JAX_ENABLE_X64"] = "1"
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    runs = json.loads(result.stdout)
+    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy"]
+    for field in fields:
+        # Bit for bit: float64 values compared exactly.
+        assert runs["one"][field] == runs["four"][field], field
+    assert (runs["four"]["devices"], runs["one"]["devices"]) == (4, 1)
+    assert np.asarray(runs["four"]["pseudo_regret"]).shape == (6, 60)
+    assert np.sum(runs["four"]["counts"]) == 6 * 120
+    # Different replications are different runs.
+    assert runs["four"]["counts"][0] != runs["four"]["counts"][1]
