@@ -529,6 +529,7 @@ def _prepare(name: str, p: ArrayLike, v: ArrayLike, level: ArrayLike, level_name
     return p.astype(dtype), v.astype(dtype), level.astype(dtype)
 
 
+@jax.jit
 def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
     r"""The MDP-UCB index :math:`C(p, v, \delta) = \sup\{q \cdot v : \mathrm{KL}(p\|q) \le \delta\}`.
 
@@ -566,6 +567,7 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
     return _dispatch(_kl_ucb_value, "(s),(s),()->()", p, v, delta)
 
 
+@jax.jit
 def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
     r"""The MDP-DMED rate :math:`D(p, v, \rho) = \inf\{\mathrm{KL}(p\|q) : q \cdot v \ge \rho\}`.
 
@@ -597,6 +599,7 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
     return _dispatch(_kinf_value, "(s),(s),()->()", p, v, rho)
 
 
+@jax.jit
 def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
     """Like :func:`kl_ucb` but returns the full :class:`KLSolution` (optimiser ``q*``,
     multiplier ``c``, iteration count). Not differentiable; use :func:`kl_ucb` for that.
@@ -614,6 +617,7 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
     return KLSolution(*_dispatch(lambda z, *a: _kl_ucb_one(*a, z)[0], _SOLUTION_SIGNATURE, *args))
 
 
+@jax.jit
 def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     """Like :func:`kinf` but returns the full :class:`KLSolution` (optimiser ``q*``,
     multiplier ``lam``, iteration count). Not differentiable; use :func:`kinf` for that.
