@@ -74,7 +74,7 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--force", action="store_true", help="recompute even if results exist")
     parser.add_argument("--plot-only", action="store_true",
-                                            help="redraw the figure from saved results; compute nothing")
+                        help="redraw the figure from saved results; compute nothing")
     parser.add_argument("--results-dir", type=Path, default=RESULTS)
     parser.add_argument("--figures-dir", type=Path, default=FIGURES)
     parser.add_argument("--seed", type=int, default=0)

@@ -39,8 +39,8 @@ class Progress:
             return
         frac = self.done / self.total
         elapsed = time.perf_counter() - self.start
-        eta = elapsed / frac - elapsed if frac > 0 else float("nan")
-        line = f"{self.desc} {self.done}/{self.total} {elapsed:6.1f}s eta {eta:6.1f}s {info}"
+        eta = f"{elapsed / frac - elapsed:6.1f}s" if frac > 0 else "     ?"
+        line = f"{self.desc} {self.done}/{self.total} {elapsed:6.1f}s eta {eta} {info}"
         if self._tty:
             filled = int(round(self.width * frac))
             bar = "#" * filled + "-" * (self.width - filled)

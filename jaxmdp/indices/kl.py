@@ -531,7 +531,7 @@ def _prepare(name: str, p: ArrayLike, v: ArrayLike, level: ArrayLike, level_name
 
 @jax.jit
 def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
-    r"""The MDP-UCB index :math:`C(p, v, \delta) = \sup\{q \cdot v : \mathrm{KL}(p\|q) \le \delta\}`.
+    r"""The MDP-UCB index :math:`C(p,v,\delta) = \sup\{q \cdot v : \mathrm{KL}(p\|q) \le \delta\}`.
 
     Solved as one unknown (see the module docstring; the paper's Theorem 2 needs two).
     Degenerate cases follow the paper's Theorem 1: ``delta < 0`` gives ``-inf``;
