@@ -25,21 +25,28 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-def save_npz_atomic(path: Path | str, **arrays) -> Path:
-    """Writes ``arrays`` to ``path`` via a temporary file in the same folder and a rename."""
-    path = Path(path)
+def _write_atomic(path: Path, write, suffix: str) -> Path:
+    """Calls ``write(tmp_path)`` on a temporary file beside ``path``, then renames it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=suffix, dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.chmod(tmp, 0o644)
+        write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
+
+
+def save_npz_atomic(path: Path | str, **arrays) -> Path:
+    """Writes ``arrays`` to ``path`` via a temporary file in the same folder and a rename."""
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+    return _write_atomic(Path(path), write, ".tmp")
 
 
 def load_npz(path: Path | str) -> dict[str, np.ndarray] | None:
@@ -54,19 +61,9 @@ def load_npz(path: Path | str) -> dict[str, np.ndarray] | None:
 def save_figure(fig, name: str, *, figures_dir: Path | str | None = None) -> Path:
     """Saves a matplotlib figure to ``figures/<name>.png`` atomically and returns the path."""
     out_dir = Path(figures_dir) if figures_dir is not None else FIGURES
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}.png"
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".png", dir=out_dir)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=130, bbox_inches="tight")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return _write_atomic(out_dir / f"{name}.png",
+                         lambda tmp: fig.savefig(tmp, dpi=130, bbox_inches="tight", format="png"),
+                         ".png")
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
