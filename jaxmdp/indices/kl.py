@@ -508,6 +508,8 @@ _kinf_value.defjvp(_kinf_jvp, symbolic_zeros=True)
 
 
 _SOLUTION_SIGNATURE = "(s),(s),()->(),(),(s),(),()"
+# From this many states on, a batch is solved sequentially (cache-friendly on CPU).
+_SEQUENTIAL_MIN_STATES = 4096
 
 
 def _dispatch(fn, signature: str, p: Array, v: Array, level: Array):
@@ -517,6 +519,21 @@ def _dispatch(fn, signature: str, p: Array, v: Array, level: Array):
     log and a division per state; a batch-level ``lax.cond`` skips that pass when no
     entry of p is zero (under an outer ``vmap`` both branches run, with the same result).
     """
+    batch = jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], level.shape)
+    size = p.shape[-1]
+    if batch and size >= _SEQUENTIAL_MIN_STATES:
+        # Large S: solve the problems one after another (lax.map) so that each one's
+        # arrays stay in cache across its iterations; vmap would sweep the whole batch per
+        # iteration. Results are identical; a vmap of the public function still batches.
+        p = jnp.broadcast_to(p, (*batch, size)).reshape(-1, size)
+        v = jnp.broadcast_to(v, (*batch, size)).reshape(-1, size)
+        level = jnp.broadcast_to(level, batch).reshape(-1)
+
+        def run(z):
+            return lambda p, v, level: lax.map(lambda a: partial(fn, z)(*a), (p, v, level))
+
+        out = lax.cond(jnp.any(p <= 0), run(True), run(False), p, v, level)
+        return jax.tree.map(lambda x: x.reshape(*batch, *x.shape[1:]), out)
     with_zeros = jnp.vectorize(partial(fn, True), signature=signature)
     without_zeros = jnp.vectorize(partial(fn, False), signature=signature)
     return lax.cond(jnp.any(p <= 0), with_zeros, without_zeros, p, v, level)
