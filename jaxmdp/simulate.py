@@ -245,7 +245,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             row (:mod:`jaxmdp.incremental`); ``"full"``: an LU re-solve every round,
             ``O(S^3)``. Both give the same policies (up to rounding at exact ties).
         refresh_every: rounds between full re-inversions of the incremental planner
-            (positive int); default 512 in float64, 64 in float32.
+            (positive int); default 4096 in float64, 1024 in float32.
         devices: where to run: ``None`` for every visible device (``jax.devices()``, all
             processes after ``jax.distributed.initialize()``), or a sequence of
             ``jax.Device``. With more than one device, replications are split over a
