@@ -23,10 +23,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jax  # noqa: E402
 from _common import base_parser, load_npz, positive_int, save_figure  # noqa: E402
 from regret import DEFAULT_AGENTS, check_options, curves, run_agents, summary  # noqa: E402
-
-import jax  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
 from jaxmdp import plotting  # noqa: E402

@@ -1,0 +1,309 @@
+"""Scaling of ``jaxmdp.simulate``: time per replication-step versus |S| and replications.
+
+Three measurements, each on GARNET MDPs (``jaxmdp.examples.garnet(key, S, 4, 5)``: 4
+actions, 5 next states per row; all 3 at S = 3), in the default float32, starting from
+``--initial-visits`` (default 5) transitions per state-action pair drawn from the true
+MDP, so that the timed rounds are past the first-visit phase, in which nearly every round
+switches the estimated policy in many states (``--initial-visits 0`` starts from zero
+counts):
+
+1. **versus |S|** in {3, 10, 30, 100, 300, 1000}: MDP-UCB and MDP-PS with the default
+   incremental planner (Sherman–Morrison updates of the evaluation inverse), at
+   ``--replications`` replications; and MDP-UCB with ``planner="full"`` (an LU re-solve
+   every round) up to ``--full-up-to`` states, to show what the incremental planner saves.
+   The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300, 1000 is printed.
+2. **versus replications** in {1, 10, 100, 1000, 10^4}: MDP-UCB on the 100-state MDP.
+3. Compile time of each configuration (first call minus a timed call).
+
+Timing: warm-up calls of ``horizon`` rounds (compiles the chunk function) and of
+``2 * horizon`` rounds, then ``--repeats`` timed calls of each length, alternating, with
+the same chunk size (the same compiled program), each ``block_until_ready``; the cost
+per replication-step is the difference of their median wall times divided by
+``horizon * replications``. The difference removes the
+per-call work (solving the true MDP, the round-0 inversion, dispatch), so it is the
+marginal cost of rounds ``horizon + 1 .. 2 horizon``. Process CPU time is recorded too
+(the machine may be shared). Horizons per size are in ``HORIZONS`` (shorter for larger
+S so that every size takes seconds, not minutes).
+
+Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
+measurements with the same settings unless ``--force``) and ``figures/scaling.png``
+(log-log). The defaults are heavy: on the shared 2-core CPU (load average 2 to 11 from
+other jobs) they took 27 minutes and 12 GB of memory at peak (10^4 replications of the
+100-state MDP); S = 1000 and 10^4 replications dominate. ``--quick`` (S <= 100,
+replications <= 100, shorter horizons) took about 4 minutes there. Timings on a shared
+machine are noisy: delete a key from the results file to re-measure only that point.
+
+    python experiments/scaling.py [--quick] [--replications 10] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jax  # noqa: E402
+from _common import (  # noqa: E402
+    base_parser,
+    load_npz,
+    positive_int,
+    save_figure,
+    save_npz_atomic,
+)
+
+import jaxmdp as jm  # noqa: E402
+from jaxmdp import plotting  # noqa: E402
+from jaxmdp._progress import Progress  # noqa: E402
+
+NAME = "scaling"
+ACTIONS, BRANCHING = 4, 5
+SIZES = (3, 10, 30, 100, 300, 1000)
+REPLICATION_COUNTS = (1, 10, 100, 1000, 10_000)
+#: Rounds per timed call (and twice that), per number of states.
+HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 80, 1000: 30}
+QUICK_HORIZONS = {3: 300, 10: 300, 30: 200, 100: 60}
+FIT_SIZES = (100, 300, 1000)
+
+
+def garnet(num_states: int, seed: int):
+    """GARNET MDP with 4 actions and branching 5 (all S next states when S < 5)."""
+    return jm.examples.garnet(jax.random.key(seed), num_states, ACTIONS,
+                              min(BRANCHING, num_states))
+
+
+def _timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def initial_counts(mdp, visits: int, seed: int) -> np.ndarray:
+    """``visits`` transitions per state-action pair, drawn from the true MDP."""
+    P = np.asarray(mdp.P, dtype=np.float64)
+    P = P / P.sum(-1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    return np.stack([[rng.multinomial(visits, row) for row in rows] for rows in P]
+                    ).astype(np.int32)
+
+
+def measure(mdp, agent: str, *, horizon: int, replications: int, planner: str,
+            repeats: int, counts=None) -> np.ndarray:
+    """``[us per rep-step (wall), us per rep-step (cpu), compile s, mean final regret]``."""
+
+    def call(seed, rounds):
+        traj = jm.simulate(mdp, agent, rounds, replications, seed, counts, progress=False,
+                           chunk_size=horizon, planner=planner)
+        return jax.block_until_ready(traj)
+
+    _, first, _ = _timed(lambda: call(0, horizon))
+    call(0, 2 * horizon)  # also warms up the host-side ops on two chunks' outputs
+    short, long = [], []
+    for r in range(repeats):
+        short.append(_timed(lambda: call(1 + r, horizon)))
+        long.append(_timed(lambda: call(101 + r, 2 * horizon)))
+    steps = horizon * replications
+    wall = (np.median([t[1] for t in long]) - np.median([t[1] for t in short])) / steps
+    cpu = (np.median([t[2] for t in long]) - np.median([t[2] for t in short])) / steps
+    compile_s = first - np.median([t[1] for t in short])
+    regret = float(np.mean(np.asarray(long[-1][0].pseudo_regret[:, -1])))
+    return np.array([wall * 1e6, cpu * 1e6, compile_s, regret])
+
+
+def plan(args):
+    """The list of measurements: ``(key, agent, S, replications, planner, horizon)``."""
+    horizons = QUICK_HORIZONS if args.quick else HORIZONS
+    sizes = [s for s in args.sizes if s in horizons]
+    jobs = []
+    for agent in args.agents:
+        for s in sizes:
+            jobs.append((f"size_{agent}_incremental_{s}", agent, s, args.replications,
+                         "incremental", horizons[s]))
+    for s in sizes:
+        if s <= args.full_up_to:
+            jobs.append((f"size_ucb_full_{s}", "ucb", s, args.replications, "full",
+                         horizons[s]))
+    rep_states = args.rep_states
+    counts = [r for r in args.rep_counts if not args.quick or r <= 100]
+    for r in counts:
+        horizon = max(10, min(horizons.get(rep_states, 100), 200_000 // r))
+        jobs.append((f"reps_ucb_incremental_{r}", "ucb", rep_states, r, "incremental",
+                     horizon))
+    return jobs
+
+
+def run(args, path: Path) -> dict[str, np.ndarray]:
+    jobs = plan(args)
+    config = json.dumps({"jobs": jobs, "repeats": args.repeats, "seed": args.seed,
+                         "initial_visits": args.initial_visits})
+    saved = None if args.force else load_npz(path)
+    data = dict(saved) if saved is not None else {}
+    if str(data.get("config", "")) != config:
+        data = {}
+    data["config"] = np.asarray(config)
+    data["replications"] = np.asarray(args.replications)
+    data["rep_states"] = np.asarray(args.rep_states)
+    data["device"] = np.asarray(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
+                                f"{len(jax.devices())} device(s), {os.cpu_count()} CPUs")
+    mdps = {}
+    with Progress(len(jobs), "scaling", enabled=not args.no_progress) as bar:
+        for key, agent, s, reps, planner, horizon in jobs:
+            if key not in data:
+                if s not in mdps:
+                    mdp = garnet(s, args.seed)
+                    counts = (initial_counts(mdp, args.initial_visits, args.seed)
+                              if args.initial_visits else None)
+                    mdps[s] = (mdp, counts)
+                mdp, counts = mdps[s]
+                data[key] = measure(mdp, agent, horizon=horizon, replications=reps,
+                                    planner=planner, repeats=args.repeats, counts=counts)
+                data[f"horizon_{key}"] = np.asarray(horizon)
+                save_npz_atomic(path, **data)
+            bar.update(1, info=f"{key}: {data[key][0]:.1f} us/rep-step")
+    return data
+
+
+def series(data, prefix: str):
+    """``(x, rows)`` of the saved measurements whose key starts with ``prefix``."""
+    items = sorted((int(k.rsplit("_", 1)[1]), v) for k, v in data.items()
+                   if k.startswith(prefix) and not k.startswith("horizon_"))
+    if not items:
+        return np.zeros(0), np.zeros((0, 4))
+    x, rows = zip(*items)
+    return np.asarray(x), np.stack(rows)
+
+
+def fitted_exponent(sizes, times, fit_sizes=FIT_SIZES):
+    """Least-squares slope of ``log time`` against ``log S`` over ``fit_sizes``."""
+    keep = np.isin(sizes, fit_sizes) & (times > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(sizes[keep]), np.log(times[keep]), 1)[0])
+
+
+def report(data) -> str:
+    lines = [f"device: {data['device']}",
+             f"{'measurement':34s} {'horizon':>7s} {'us/rep-step':>12s} {'cpu us':>10s} "
+             f"{'compile s':>9s} {'mean regret':>11s}"]
+    for key in sorted(k for k in data if k.startswith(("size_", "reps_"))):
+        wall, cpu, compile_s, regret = data[key]
+        lines.append(f"{key:34s} {int(data[f'horizon_{key}']):7d} {wall:12.1f} {cpu:10.1f} "
+                     f"{compile_s:9.1f} {regret:11.2f}")
+    for agent in ("ucb", "ps"):
+        sizes, rows = series(data, f"size_{agent}_incremental_")
+        if len(sizes):
+            k = fitted_exponent(sizes, rows[:, 0])
+            kc = fitted_exponent(sizes, rows[:, 1])
+            lines.append(f"fitted exponent, {agent}, S = 100..1000: time ~ S^{k:.2f} "
+                         f"(wall), S^{kc:.2f} (cpu)")
+    sizes_full, full = series(data, "size_ucb_full_")
+    sizes_inc, inc = series(data, "size_ucb_incremental_")
+    for s, row in zip(sizes_full, full):
+        if s in sizes_inc:
+            ratio = row[0] / inc[list(sizes_inc).index(s), 0]
+            lines.append(f"full re-solve / incremental, ucb, S = {s}: {ratio:.2f}x")
+    return "\n".join(lines)
+
+
+def figure(data):
+    import matplotlib.pyplot as plt
+
+    fig, (ax_s, ax_r) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    for agent in ("ucb", "ps"):
+        sizes, rows = series(data, f"size_{agent}_incremental_")
+        if len(sizes):
+            k = fitted_exponent(sizes, rows[:, 0])
+            kc = fitted_exponent(sizes, rows[:, 1])
+            ax_s.plot(sizes, rows[:, 0], "o-", color=plotting.agent_color(agent),
+                      label=f"{plotting.agent_label(agent)}, incremental, wall "
+                            f"(fit S=100..1000: S^{k:.2f})")
+            ax_s.plot(sizes, rows[:, 1], "o:", color=plotting.agent_color(agent),
+                      alpha=0.5, label=f"{plotting.agent_label(agent)}, incremental, "
+                                       f"process CPU (S^{kc:.2f})")
+    sizes, rows = series(data, "size_ucb_full_")
+    if len(sizes):
+        ax_s.plot(sizes, rows[:, 0], "s--", color=plotting.agent_color("ucb"), alpha=0.6,
+                  label="MDP-UCB, full LU re-solve each round")
+    sizes, rows = series(data, "size_ucb_incremental_")
+    if len(sizes) and 100 in sizes:
+        base = rows[list(sizes).index(100), 0]
+        grid = np.array([30.0, 1000.0])
+        for power, style in ((2, ":"), (3, "-.")):
+            ax_s.plot(grid, base * (grid / 100) ** power, style, color="gray",
+                      label=f"slope S^{power} (through S = 100)")
+    ax_s.set_xscale("log")
+    ax_s.set_yscale("log")
+    ax_s.set_xlabel("number of states |S| (GARNET, A = 4, b = 5)")
+    ax_s.set_ylabel("microseconds per replication-step")
+    ax_s.set_title(f"versus |S| ({int(data['replications'])} replications)")
+    ax_s.legend(fontsize=8)
+    ax_s.grid(True, which="both", alpha=0.3)
+    reps, rows = series(data, "reps_ucb_incremental_")
+    if len(reps):
+        states = int(data["rep_states"])
+        ax_r.plot(reps, rows[:, 0], "o-", color=plotting.agent_color("ucb"),
+                  label=f"MDP-UCB, |S| = {states}, wall")
+        ax_r.plot(reps, rows[:, 1], "o:", color=plotting.agent_color("ucb"), alpha=0.5,
+                  label="process CPU time")
+        ax_r.set_title(f"versus replications (|S| = {states})")
+    ax_r.set_xscale("log")
+    ax_r.set_yscale("log")
+    ax_r.set_xlabel("replications")
+    ax_r.set_ylabel("microseconds per replication-step")
+    ax_r.legend(fontsize=8)
+    ax_r.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"jaxmdp.simulate cost per replication-step ({data['device']})",
+                 fontsize=10)
+    return fig
+
+
+def main(argv=None):
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="S <= 100, replications <= 100, shorter horizons")
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument("--agents", nargs="+", default=["ucb", "ps"])
+    parser.add_argument("--replications", type=int, default=10,
+                        help="replications for the sweep over |S|")
+    parser.add_argument("--full-up-to", type=int, default=300,
+                        help="largest |S| timed with planner='full'")
+    parser.add_argument("--rep-counts", nargs="+", type=int,
+                        default=list(REPLICATION_COUNTS))
+    parser.add_argument("--rep-states", type=int, default=100,
+                        help="|S| for the sweep over replications")
+    parser.add_argument("--repeats", type=int, default=2, help="timed calls per horizon")
+    parser.add_argument("--initial-visits", type=int, default=5,
+                        help="transitions per state-action pair to start from (0: none)")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    positive_int("--replications", args.replications)
+    positive_int("--repeats", args.repeats)
+    positive_int("--rep-states", args.rep_states)
+    if args.initial_visits < 0:
+        raise ValueError(f"--initial-visits must be >= 0, got {args.initial_visits}")
+    for s in args.sizes:
+        if s not in HORIZONS:
+            raise ValueError(f"--sizes must be among {sorted(HORIZONS)}, got {s}")
+    for r in args.rep_counts:
+        positive_int("--rep-counts", r)
+    for name in args.agents:
+        jm.get_agent(name)
+    path = args.results_dir / f"{NAME}.npz"
+    if args.plot_only:
+        data = load_npz(path)
+        if data is None:
+            raise SystemExit(f"--plot-only: no saved results at {path}")
+    else:
+        data = run(args, path)
+    path_figure = save_figure(figure(data), NAME, figures_dir=args.figures_dir)
+    print(report(data))
+    print(f"results: {path}")
+    print(f"figure: {path_figure}")
+
+
+if __name__ == "__main__":
+    main()
