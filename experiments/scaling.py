@@ -63,9 +63,11 @@ from jaxmdp._progress import Progress  # noqa: E402
 NAME = "scaling"
 ACTIONS, BRANCHING = 4, 5
 SIZES = (3, 10, 30, 100, 300, 1000)
-# 10_000 replications (e.g. ``--rep-counts 1 10 100 1000 10000 --rep-states 100``) take
-# tens of minutes and ~12 GB here; the default stops at 1000 on a 10-state MDP.
+# 10_000 replications (``--rep-counts 1 10 100 1000 10000``) take tens of minutes and
+# ~12 GB of memory on the 2-core CPU; the default stops at 1000.
 REPLICATION_COUNTS = (1, 10, 100, 1000)
+#: Replication-steps per timed call of the replication sweep (caps its horizon).
+REP_SWEEP_STEPS = 50_000
 #: Rounds per timed call (and twice that), per number of states.
 HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 80, 1000: 30}
 QUICK_HORIZONS = {3: 300, 10: 300, 30: 200, 100: 60}
@@ -132,7 +134,7 @@ def plan(args):
     rep_states = args.rep_states
     counts = [r for r in args.rep_counts if not args.quick or r <= 100]
     for r in counts:
-        horizon = max(10, min(horizons.get(rep_states, 100), 200_000 // r))
+        horizon = max(10, min(horizons.get(rep_states, 100), REP_SWEEP_STEPS // r))
         jobs.append((f"reps_ucb_incremental_{r}", "ucb", rep_states, r, "incremental",
                      horizon))
     return jobs
@@ -275,7 +277,7 @@ def main(argv=None):
                         help="largest |S| timed with planner='full'")
     parser.add_argument("--rep-counts", nargs="+", type=int,
                         default=list(REPLICATION_COUNTS))
-    parser.add_argument("--rep-states", type=int, default=10,
+    parser.add_argument("--rep-states", type=int, default=100,
                         help="|S| for the sweep over replications")
     parser.add_argument("--repeats", type=int, default=2, help="timed calls per horizon")
     parser.add_argument("--initial-visits", type=int, default=5,
