@@ -185,7 +185,7 @@ def _check_counts(initial_counts, mdp: MDP):
     if counts.size and not np.all(np.isfinite(counts)):
         raise ValueError(f"initial_counts must be finite, got {counts!r}")
     if np.any(counts < 0):
-        raise ValueError(f"initial_counts must be non-negative, got minimum {counts.min()!r}")
+        raise ValueError(f"initial_counts must be non-negative, got minimum {float(counts.min())}")
     if np.any(counts != np.round(counts)):
         raise ValueError(f"initial_counts must be whole numbers, got {counts!r}")
     inadmissible = ~np.asarray(mdp.mask, dtype=bool)
