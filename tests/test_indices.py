@@ -801,3 +801,29 @@ def test_shapes_broadcasting_and_dtypes():
                     jax.ShapeDtypeStruct(l_shape, dtype),
                 )
                 assert out.shape == out_shape and out.dtype == dtype, (fun, p_shape, dtype)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-15), (np.float32, 5e-7)])
+def test_log1p_or_log_against_mpmath(dtype, rtol):
+    """kinf's final evaluation: log1p(x) on one branch, log(y) (through frexp and the same
+    log1p) on the other, 0 where not kept; against 50-digit mpmath on the exact inputs."""
+    from jaxmdp.indices.kl import _log1p_or_log
+
+    tiny = float(np.finfo(dtype).tiny)
+    x = np.array([-0.4999, -0.3, -1e-7, -1e-30, 1e-30, 1e-8, 0.25, 3.0, 1e6], dtype)
+    y = np.array([0.5, 0.49, 0.3, 1e-3, 1e-20, tiny, tiny / 8, 0.125, 0.0], dtype)
+    branch = np.arange(x.size) % 2 == 0  # log1p(x) on even entries, log(y) on odd ones
+    keep = np.ones(x.size, bool)
+    keep[-1] = False
+    got = np.asarray(_log1p_or_log(jnp.asarray(x), jnp.asarray(y), jnp.asarray(branch),
+                                   jnp.asarray(keep)))
+    assert got.dtype == dtype
+    with mp.workdps(50):
+        want = [0.0 if not k else float(mp.log1p(mp.mpf(float(a))) if b
+                                         else mp.log(mp.mpf(float(c))))
+                for a, c, b, k in zip(x, y, branch, keep)]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+    # y = 0 on the log branch is log 0 = -inf (a zero-probability argmax state at u* = 0).
+    zero = _log1p_or_log(jnp.asarray([0.1], dtype), jnp.asarray([0.0], dtype),
+                         jnp.asarray([False]), jnp.asarray([True]))
+    assert float(zero[0]) == -np.inf
