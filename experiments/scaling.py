@@ -27,11 +27,10 @@ S so that every size takes seconds, not minutes).
 
 Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
 measurements with the same settings unless ``--force``) and ``figures/scaling.png``
-(log-log). The defaults are heavy: on the shared 2-core CPU (load average 2 to 11 from
-other jobs) they took 27 minutes and 12 GB of memory at peak (10^4 replications of the
-100-state MDP); S = 1000 and 10^4 replications dominate. ``--quick`` (S <= 100,
-replications <= 100, shorter horizons) took about 4 minutes there. Timings on a shared
-machine are noisy: delete a key from the results file to re-measure only that point.
+(log-log). On the 2-core CPU the defaults took 4.5 to 5 minutes, most of it at
+S = 1000; ``--quick`` (S <= 100, replications <= 100, shorter horizons) took 49 seconds
+and 1.3 GB. Timings on a shared machine are noisy: delete a key from the results file to
+re-measure only that point.
 
     python experiments/scaling.py [--quick] [--replications 10] [--repeats 2]
 """
@@ -63,8 +62,8 @@ from jaxmdp._progress import Progress  # noqa: E402
 NAME = "scaling"
 ACTIONS, BRANCHING = 4, 5
 SIZES = (3, 10, 30, 100, 300, 1000)
-# 10_000 replications (``--rep-counts 1 10 100 1000 10000``) take tens of minutes and
-# ~12 GB of memory on the 2-core CPU; the default stops at 1000.
+# 10_000 replications (``--rep-counts 1 10 100 1000 10000``) took about 3 minutes and
+# 11.3 GB of memory on the 2-core CPU for that point alone; the default stops at 1000.
 REPLICATION_COUNTS = (1, 10, 100, 1000)
 #: Replication-steps per timed call of the replication sweep (caps its horizon).
 REP_SWEEP_STEPS = 50_000
