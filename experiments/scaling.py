@@ -12,7 +12,8 @@ counts):
    ``--replications`` replications; and MDP-UCB with ``planner="full"`` (an LU re-solve
    every round) up to ``--full-up-to`` states, to show what the incremental planner saves.
    The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300, 1000 is printed.
-2. **versus replications** in {1, 10, 100, 1000, 10^4}: MDP-UCB on the 100-state MDP.
+2. **versus replications** in {1, 10, 100, 1000} (10^4 with ``--rep-counts``): MDP-UCB on the
+   100-state MDP.
 3. Compile time of each configuration (first call minus a timed call).
 
 Timing: warm-up calls of ``horizon`` rounds (compiles the chunk function) and of
