@@ -11,7 +11,7 @@ state (not only the current one):
   good actions.
 
 :func:`estimate` bundles all of them into an :class:`Estimate`, the value every agent's
-``select_action`` receives.
+per-step rule receives (:mod:`jaxmdp.agents.paper`).
 """
 
 from __future__ import annotations
@@ -95,25 +95,58 @@ def good_actions(counts: ArrayLike, admissible: ArrayLike | None = None) -> jax.
     return jnp.where(jnp.any(good, axis=-1, keepdims=True), good, admissible)
 
 
+def reward_estimate(reward_sums: ArrayLike, visits: ArrayLike, reward_law: str) -> jax.Array:
+    r"""Posterior-mean reward estimates ``r_hat[x, a]`` for agents that learn the rewards.
+
+    The paper (section 3) assumes known rewards and leaves unknown ones to future work;
+    these are jaxmdp's choices, made to mirror its uniform prior on transitions
+    (``p_hat = (N + 1) / (n + S)`` is the posterior mean under a uniform Dirichlet prior):
+
+    * bounded rewards (laws ``"bernoulli"`` and ``"deterministic"``, means in ``[0, 1]``):
+      ``r_hat = (sum r + 1) / (n + 2)``, the posterior mean under a uniform Beta(1, 1)
+      prior (Laplace's rule);
+    * ``"gaussian"`` (known ``sigma``): ``r_hat = sum r / (n + 1)``, the posterior mean
+      under a ``N(0, sigma^2)`` prior (one pseudo-observation of reward 0).
+
+    Args:
+        reward_sums: sums of observed rewards, ``[..., S, A]``.
+        visits: ``n[x, a]``, ``[..., S, A]``.
+        reward_law: one of ``jaxmdp.mdp.REWARD_LAWS`` (static).
+
+    Returns:
+        ``r_hat``, same shape and dtype as ``reward_sums``.
+    """
+    reward_sums = jnp.asarray(reward_sums)
+    n = jnp.asarray(visits).astype(reward_sums.dtype)
+    if reward_law == "gaussian":
+        return reward_sums / (n + 1)
+    return (reward_sums + 1) / (n + 2)
+
+
+def _estimated_mdp(counts: jax.Array, rewards: jax.Array, mask: jax.Array) -> MDP:
+    p_hat = transition_estimate(counts, dtype=rewards.dtype)
+    return MDP.unchecked(p_hat, rewards, good_actions(counts, mask))
+
+
 @jax.jit
-def estimated_mdp(counts: ArrayLike, mdp: MDP) -> MDP:
+def estimated_mdp(counts: ArrayLike, mdp: MDP, rewards: ArrayLike | None = None) -> MDP:
     """The estimated MDP ``(p_hat, R, A_hat)`` at every state.
 
     Args:
         counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.
         mdp: the true MDP; only its (known) rewards ``R`` and admissible ``mask`` are used.
+        rewards: rewards to use instead of ``mdp.R`` (e.g. estimated ones), ``[S, A]``.
 
     Returns:
         ``MDP.unchecked(p_hat, R, good_actions(counts, mdp.mask))``.
     """
-    rewards = jnp.asarray(mdp.R)
-    p_hat = transition_estimate(counts, dtype=rewards.dtype)
-    return MDP.unchecked(p_hat, rewards, good_actions(counts, mdp.mask))
+    rewards = jnp.asarray(mdp.R if rewards is None else rewards)
+    return _estimated_mdp(jnp.asarray(counts), rewards, jnp.asarray(mdp.mask))
 
 
 @jax.jit
-def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = None
-             ) -> Estimate:
+def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = None,
+             rewards: ArrayLike | None = None) -> Estimate:
     """Estimated MDP and its average-reward solution, as every agent sees it.
 
     The estimated MDP of :func:`estimated_mdp` is solved on the good actions
@@ -124,6 +157,7 @@ def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = Non
         counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.
         mdp: the true MDP (rewards and admissible actions only).
         init_policy: optional int ``[S]`` policy to start policy iteration from.
+        rewards: rewards to use instead of ``mdp.R`` (an agent's estimates), ``[S, A]``.
 
     Returns:
         An :class:`Estimate`.
@@ -139,7 +173,7 @@ def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = Non
         [1, 1, 0]
     """
     counts = jnp.asarray(counts)
-    est_mdp = estimated_mdp(counts, mdp)
+    est_mdp = estimated_mdp(counts, mdp, rewards)
     gain, bias, policy = solve_average_reward(est_mdp, init_policy=init_policy)
     visits = jnp.sum(counts, axis=-1)
     return Estimate(mdp=est_mdp, admissible=jnp.asarray(mdp.mask, dtype=bool),

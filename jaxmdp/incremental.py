@@ -273,6 +273,7 @@ def incremental_estimate(
     evaluation: EvaluationState,
     init_policy: ArrayLike,
     refresh: ArrayLike = False,
+    rewards: ArrayLike | None = None,
 ) -> tuple[Estimate, EvaluationState]:
     """:func:`jaxmdp.estimate` with the incremental solver: the simulator's per-step planner.
 
@@ -287,13 +288,14 @@ def incremental_estimate(
             :func:`init_evaluation`).
         init_policy: int ``[S]`` warm start (the previous call's policy).
         refresh: bool scalar; re-invert the evaluation matrix from scratch first.
+        rewards: rewards to use instead of ``mdp.R`` (an agent's estimates), ``[S, A]``.
 
     Returns:
         ``(estimate, evaluation)``: an :class:`~jaxmdp.Estimate` (same fields as
         :func:`jaxmdp.estimate`) and the state to pass to the next call.
     """
     counts = jnp.asarray(counts)
-    est_mdp = estimated_mdp(counts, mdp)
+    est_mdp = estimated_mdp(counts, mdp, rewards)
     solution, evaluation = incremental_policy_iteration(
         est_mdp.P, est_mdp.R, est_mdp.mask, init_policy, evaluation, refresh)
     estimate = Estimate(mdp=est_mdp, admissible=jnp.asarray(mdp.mask, dtype=bool),

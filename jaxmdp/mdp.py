@@ -1,21 +1,29 @@
 """The finite MDP pytree: transitions ``P[s, a, s']``, rewards ``R[s, a]``, ``mask[s, a]``.
 
 An :class:`MDP` is the quadruple ``(S, A, R, P)`` of section 2 of Cowan, Katehakis &
-Pirutinsky (2019) with the admissible-action sets ``A(x)`` encoded as a boolean mask.
-Constructing one validates its arguments eagerly; :meth:`MDP.unchecked` skips validation
-for values computed inside ``jit``/``scan`` (for example estimated MDPs).
+Pirutinsky (2019) with the admissible-action sets ``A(x)`` encoded as a boolean mask, and a
+*reward law*: the reward observed after playing ``a`` in ``x`` is ``R[x, a]`` itself
+(``"deterministic"``, the paper's setting), a Bernoulli draw with mean ``R[x, a]``
+(``"bernoulli"``) or a Gaussian draw with mean ``R[x, a]`` and standard deviation
+``reward_sigma`` (``"gaussian"``), independent of the next state. Constructing one
+validates its arguments eagerly; :meth:`MDP.unchecked` skips validation for values
+computed inside ``jit``/``scan`` (for example estimated MDPs).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-__all__ = ["MDP"]
+__all__ = ["MDP", "REWARD_LAWS"]
+
+#: The reward laws an :class:`MDP` can have (see :class:`MDP`).
+REWARD_LAWS = ("deterministic", "bernoulli", "gaussian")
 
 # Absolute tolerance on the row sums of P (float64); see `_row_sum_tolerance`.
 ROW_SUM_ATOL = 1e-6
@@ -107,6 +115,30 @@ def _check_values(P: jax.Array, R: jax.Array, mask: jax.Array) -> None:
         )
 
 
+def _check_reward_law(reward_law, reward_sigma) -> tuple[str, float]:
+    if not isinstance(reward_law, str) or reward_law not in REWARD_LAWS:
+        raise ValueError(f"reward_law must be one of {list(REWARD_LAWS)}, got {reward_law!r}")
+    if reward_law == "gaussian":
+        if (isinstance(reward_sigma, bool) or not isinstance(reward_sigma, numbers.Real)
+                or not np.isfinite(reward_sigma) or reward_sigma <= 0):
+            raise ValueError("reward_sigma must be a positive finite number for the Gaussian "
+                             f"reward law, got reward_sigma={reward_sigma!r}")
+        return reward_law, float(reward_sigma)
+    if reward_sigma is not None:
+        raise ValueError(f"reward_sigma is only used by the Gaussian reward law, got "
+                         f"reward_sigma={reward_sigma!r} with reward_law={reward_law!r}")
+    return reward_law, 0.0
+
+
+def _check_bernoulli_means(R: jax.Array, mask: jax.Array) -> None:
+    R_np = np.asarray(R, dtype=np.float64)
+    bad = ((R_np < 0) | (R_np > 1)) & np.asarray(mask)
+    if bad.any():
+        s, a = _first_index(bad)
+        raise ValueError("R must lie in [0, 1] for the Bernoulli reward law (R is the mean), "
+                         f"got R[{s}, {a}] = {float(R_np[s, a])}")
+
+
 @dataclasses.dataclass(frozen=True, eq=False, init=False)
 class MDP:
     r"""A finite average-reward MDP with known rewards (paper, section 2).
@@ -121,8 +153,11 @@ class MDP:
     bad value for: wrong ranks or mismatched shapes; NaN/inf in ``P`` or ``R``; negative
     entries of ``P``; a row ``P[x, a]`` of an admissible pair whose sum differs from 1 by
     more than ``max(1e-6, S * eps)`` (``eps`` of the dtype, so float32 rows normalised
-    by division pass); a state with no admissible action. Rewards may be negative. Rows
-    of inadmissible pairs must be finite and non-negative but need not sum to 1.
+    by division pass); a state with no admissible action; an unknown ``reward_law``; a
+    Bernoulli law with an admissible ``R[x, a]`` outside ``[0, 1]``; a Gaussian law
+    without a positive finite ``reward_sigma`` (or a ``reward_sigma`` for another law).
+    Rewards may be negative (except under the Bernoulli law). Rows of inadmissible pairs
+    must be finite and non-negative but need not sum to 1.
     Integer ``P``/``R`` are converted to the default float dtype; ``P`` and ``R`` share
     one dtype. When called on traced values (inside ``jit``) only the static shape checks
     run; use :meth:`unchecked` to skip validation explicitly.
@@ -131,6 +166,13 @@ class MDP:
         P: transition probabilities, shape ``[S, A, S]``.
         R: expected rewards, shape ``[S, A]``.
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all admissible.
+        reward_law: how observed rewards are drawn around their means ``R``:
+            ``"deterministic"`` (default; the observed reward is ``R[x, a]``),
+            ``"bernoulli"`` (a 0/1 reward with mean ``R[x, a]`` in ``[0, 1]``) or
+            ``"gaussian"`` (``R[x, a] + reward_sigma * N(0, 1)``). Static (pytree
+            auxiliary data): it selects code, not values.
+        reward_sigma: standard deviation of the Gaussian law (positive); ``None`` for the
+            other laws.
 
     Example:
         >>> import jax.numpy as jnp
@@ -143,8 +185,12 @@ class MDP:
     P: jax.Array
     R: jax.Array
     mask: jax.Array
+    reward_law: str = "deterministic"
+    reward_sigma: float = 0.0
 
-    def __init__(self, P: ArrayLike, R: ArrayLike, mask: ArrayLike | None = None):
+    def __init__(self, P: ArrayLike, R: ArrayLike, mask: ArrayLike | None = None, *,
+                 reward_law: str = "deterministic", reward_sigma: float | None = None):
+        reward_law, reward_sigma = _check_reward_law(reward_law, reward_sigma)
         P = jnp.asarray(P)
         R = jnp.asarray(R)
         dtype = _float_dtype(P, R)
@@ -165,12 +211,17 @@ class MDP:
         _check_shapes(P, R, mask)
         if not _is_traced(P, R, mask):
             _check_values(P, R, mask)
+            if reward_law == "bernoulli":
+                _check_bernoulli_means(R, mask)
         object.__setattr__(self, "P", P)
         object.__setattr__(self, "R", R)
         object.__setattr__(self, "mask", mask)
+        object.__setattr__(self, "reward_law", reward_law)
+        object.__setattr__(self, "reward_sigma", reward_sigma)
 
     @classmethod
-    def unchecked(cls, P: ArrayLike, R: ArrayLike, mask: ArrayLike | None = None) -> MDP:
+    def unchecked(cls, P: ArrayLike, R: ArrayLike, mask: ArrayLike | None = None, *,
+                  reward_law: str = "deterministic", reward_sigma: float = 0.0) -> MDP:
         """Builds an ``MDP`` without any validation (for traced values inside ``jit``).
 
         The caller guarantees the invariants of :class:`MDP`. Arrays are stored as given
@@ -180,21 +231,36 @@ class MDP:
             P: transition probabilities, shape ``[..., S, A, S]``.
             R: expected rewards, shape ``[..., S, A]``.
             mask: admissible actions, bool, shape ``[..., S, A]``, or ``None``.
+            reward_law: one of ``REWARD_LAWS`` (not checked).
+            reward_sigma: the Gaussian law's standard deviation (not checked).
 
         Returns:
             The ``MDP``.
         """
         R = jnp.asarray(R)
         mask = jnp.ones(R.shape, dtype=bool) if mask is None else mask
-        return cls._from_leaves(jnp.asarray(P), R, mask)
+        return cls._from_leaves(jnp.asarray(P), R, mask, (reward_law, float(reward_sigma)))
 
     @classmethod
-    def _from_leaves(cls, P, R, mask) -> MDP:
+    def _from_leaves(cls, P, R, mask, law=("deterministic", 0.0)) -> MDP:
         obj = object.__new__(cls)
         object.__setattr__(obj, "P", P)
         object.__setattr__(obj, "R", R)
         object.__setattr__(obj, "mask", mask)
+        object.__setattr__(obj, "reward_law", law[0])
+        object.__setattr__(obj, "reward_sigma", law[1])
         return obj
+
+    def with_reward_law(self, reward_law: str, reward_sigma: float | None = None) -> MDP:
+        """The same MDP with another reward law (validated as in the constructor).
+
+        Example:
+            >>> import jaxmdp as jm
+            >>> mdp = jm.envs.make("paper-mdp").with_reward_law("bernoulli")
+            >>> mdp.reward_law
+            'bernoulli'
+        """
+        return MDP(self.P, self.R, self.mask, reward_law=reward_law, reward_sigma=reward_sigma)
 
     @property
     def num_states(self) -> int:
@@ -213,16 +279,16 @@ def _flatten_with_keys(mdp: MDP):
         (jax.tree_util.GetAttrKey("R"), mdp.R),
         (jax.tree_util.GetAttrKey("mask"), mdp.mask),
     )
-    return children, None
+    return children, (mdp.reward_law, mdp.reward_sigma)
 
 
 def _flatten(mdp: MDP):
-    return (mdp.P, mdp.R, mdp.mask), None
+    return (mdp.P, mdp.R, mdp.mask), (mdp.reward_law, mdp.reward_sigma)
 
 
-def _unflatten(_, children) -> MDP:
+def _unflatten(law, children) -> MDP:
     # Bypasses __init__: pytree transformations put tracers and placeholders here.
-    return MDP._from_leaves(*children)
+    return MDP._from_leaves(*children, law)
 
 
 jax.tree_util.register_pytree_with_keys(MDP, _flatten_with_keys, _unflatten, _flatten)

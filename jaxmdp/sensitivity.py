@@ -440,13 +440,13 @@ def _index_derivatives(counts, x, t, est, *, name: str) -> IndexSensitivity:
     index = jnp.where(keep, raw, special_value)
     d_log_t = jnp.where(d_level == 0, 0.0, d_level * dlevel_dlog_t)
 
-    # The agent's rule (jaxmdp.agents): untried admissible actions first, then argmax of
-    # the index (MDP-DMED: the challenger if its discrepancy is positive, else a*); ties go
-    # to the lowest index.
+    # The agent's rule (jaxmdp.agents.paper): MDP-UCB and OLP play untried admissible
+    # actions first (their infinite index), then the argmax of the index; MDP-DMED plays
+    # the challenger if its discrepancy is positive, else a* (the paper has no untried
+    # rule for it). Ties go to the lowest index.
     if name == "dmed":
         challenger = jnp.argmax(index)
         action = jnp.where(index[challenger] > 0, challenger, best)
-        action = jnp.where(jnp.any(untried), jnp.argmax(untried), action)
     else:
         action = jnp.argmax(index)
 

@@ -1,24 +1,21 @@
 """Regret experiments: whole trajectories in ``lax.scan``, batched over replications.
 
-One simulator for every agent. A trajectory is a ``lax.scan`` whose body ``step`` does,
-at round ``t`` in state ``x``:
+One simulator for every agent. An agent is a name and pure ``init`` / ``step`` functions
+over its own state (:mod:`jaxmdp.agents`); the simulator knows the environment, the
+statistics it shares with every agent and the regret bookkeeping, and nothing of any
+agent's planning. A trajectory is a ``lax.scan`` whose body ``step`` does, at round ``t``
+in state ``x``:
 
-1. estimate the MDP from the counts and re-solve it, warm-started from the previous
-   step's policy (:func:`jaxmdp.estimate`);
-2. ask the agent for an action (``agent.select_action``);
-3. draw the next state from the true transition law, update the counts and accumulate
-   the pseudo-regret ``Delta(x, a)`` and the realised regret ``gain* - r(x, a)``.
+1. hand the agent an :class:`~jaxmdp.agents.Observation` (``t``, ``x``, the transition
+   counts ``N[x, a, y]`` and the reward sums) and take its action and new state;
+2. draw the next state from the true transition law and the observed reward from the
+   MDP's reward law, update the counts and reward sums, and accumulate the pseudo-regret
+   ``Delta(x, a)`` and the realised regret ``gain* - r_t``.
 
 Replications are ``vmap``ped over independent keys (``jax.random.split(key, R)``). Long
 runs are cut into chunks of scan steps (one jitted call each) driven from a Python loop
 with a progress bar; only every ``record_every``-th cumulative value is kept, so memory
-stays bounded for any horizon.
-
-Per-step planning is incremental by default (:mod:`jaxmdp.incremental`): the estimated
-MDP changes in one row per round, so each policy evaluation updates the previous inverse
-of the evaluation matrix by Sherman–Morrison (``O(S^2)``) instead of factorising it again
-(``O(S^3)``), with a full re-inversion every ``refresh_every`` rounds; ``planner="full"``
-re-solves from scratch. With ``devices``, replications are split over a
+stays bounded for any horizon. With ``devices``, replications are split over a
 :class:`~jax.sharding.Mesh` and run with ``jax.shard_map`` (:mod:`jaxmdp._sharding`);
 results do not depend on the number of devices.
 """
@@ -28,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,9 +34,7 @@ from jax import lax
 
 from jaxmdp import _sharding
 from jaxmdp._progress import Progress
-from jaxmdp.agents import Agent, get_agent
-from jaxmdp.estimators import estimate, estimated_mdp
-from jaxmdp.incremental import default_refresh_every, incremental_estimate, init_evaluation
+from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import gaps as _gaps
 from jaxmdp.planning import solve_average_reward
@@ -54,25 +49,27 @@ MAX_DEFAULT_RECORDS = 100_000
 #: independent and results are reproducible: only the map from keys to bits differs.
 PARTITIONABLE_THREEFRY = False
 
-#: Per-step planners: incremental evaluation (default) or a full re-solve every round.
-PLANNERS = ("incremental", "full")
-
-
 class Trajectories(NamedTuple):
     """Result of :func:`simulate` (a pytree of arrays).
 
     Attributes:
         pseudo_regret: cumulative pseudo-regret ``sum_t Delta(x_t, a_t)`` of the true MDP,
             ``[replications, horizon // record_every]``.
-        regret: cumulative realised regret ``k * gain* - sum_t r(x_t, a_t)`` over the
-            ``k`` played rounds, same shape.
+        regret: cumulative realised regret ``k * gain* - sum_t r_t`` over the ``k`` played
+            rounds, with the observed (drawn) rewards ``r_t``; same shape.
         times: the number of played rounds ``k`` at each record, int ``[horizon //
             record_every]`` (``record_every, 2 * record_every, ...``).
         counts: final transition counts ``N[x, a, y]`` (initial counts included),
             int32 ``[replications, S, A, S]``.
         state: final state of each replication, int32 ``[replications]``.
-        policy: last estimated optimal policy of each replication, int32
-            ``[replications, S]``.
+        policy: the agent's last policy, int32 ``[replications, S]``, when its state has a
+            ``policy`` field (the paper's agents: the last estimated optimal policy);
+            ``None`` otherwise.
+        reward_sums: final sums of observed rewards per pair, ``[replications, S, A]``.
+        agent_state: the agent's final state, batched over replications.
+        states: with ``record_path=True``, the state of every played round, int32
+            ``[replications, horizon]``; else ``None``.
+        actions: with ``record_path=True``, the action of every played round; else ``None``.
     """
 
     pseudo_regret: jax.Array
@@ -80,20 +77,23 @@ class Trajectories(NamedTuple):
     times: jax.Array
     counts: jax.Array
     state: jax.Array
-    policy: jax.Array
+    policy: jax.Array | None = None
+    reward_sums: jax.Array | None = None
+    agent_state: Any = None
+    states: jax.Array | None = None
+    actions: jax.Array | None = None
 
 
 class _Carry(NamedTuple):
     """State of one replication between scan steps."""
 
     key: jax.Array
-    t: jax.Array  # round index used in ln t (initial transitions included)
     state: jax.Array
     counts: jax.Array
-    policy: jax.Array
+    reward_sums: jax.Array
+    agent_state: Any
     pseudo_regret: jax.Array
     regret: jax.Array
-    evaluation: tuple  # the incremental planner's EvaluationState; () for "full"
 
 
 def _next_state(key, probabilities):
@@ -106,48 +106,61 @@ def _next_state(key, probabilities):
     return jnp.minimum(y, probabilities.shape[0] - 1).astype(jnp.int32)
 
 
-def _make_step(agent: Agent, mdp: MDP, gain, delta, planner: str, refresh_every: int):
+def _observed_reward(key, mean, mdp: MDP):
+    """The reward of one round under the MDP's reward law (``mean = R[x, a]``)."""
+    if mdp.reward_law == "bernoulli":
+        return (jax.random.uniform(key, dtype=mean.dtype) < mean).astype(mean.dtype)
+    if mdp.reward_law == "gaussian":
+        return mean + mdp.reward_sigma * jax.random.normal(key, dtype=mean.dtype)
+    return mean
+
+
+def env_spec(mdp: MDP) -> EnvSpec:
+    """The :class:`~jaxmdp.agents.EnvSpec` an agent is given for ``mdp``."""
+    return EnvSpec(num_states=mdp.num_states, num_actions=mdp.num_actions, mask=mdp.mask,
+                   rewards=mdp.R, reward_law=mdp.reward_law, reward_sigma=mdp.reward_sigma)
+
+
+def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool):
     """The scan body for one replication: one round of play (``index``: 0-based round
-    number of the whole run, the same in every replication)."""
+    number of the whole run, the same in every replication, so ``Observation.t`` and
+    ``Observation.step`` are unbatched under ``vmap``)."""
+    spec = env_spec(mdp)
 
     def step(carry: _Carry, index):
         key, action_key, transition_key = jax.random.split(carry.key, 3)
-        evaluation = carry.evaluation
-        if planner == "incremental":
-            est, evaluation = incremental_estimate(carry.counts, mdp, evaluation,
-                                                   carry.policy, index % refresh_every == 0)
-        else:
-            est = estimate(carry.counts, mdp, init_policy=carry.policy)
         x = carry.state
-        action = agent.select_action(action_key, carry.t, x, carry.counts, est)
+        observation = Observation(t=t0 + index, step=index, state=x, counts=carry.counts,
+                                  reward_sums=carry.reward_sums)
+        action, agent_state = agent.step(action_key, carry.agent_state, observation, spec)
         y = _next_state(transition_key, mdp.P[x, action])
+        reward = _observed_reward(jax.random.fold_in(transition_key, 1), mdp.R[x, action], mdp)
         carry = _Carry(
             key=key,
-            t=carry.t + 1,
             state=y,
             counts=carry.counts.at[x, action, y].add(1),
-            policy=est.policy.astype(jnp.int32),
+            reward_sums=carry.reward_sums.at[x, action].add(reward),
+            agent_state=agent_state,
             pseudo_regret=carry.pseudo_regret + delta[x, action],
-            regret=carry.regret + (gain - mdp.R[x, action]),
-            evaluation=evaluation,
+            regret=carry.regret + (gain - reward),
         )
-        return carry, (carry.pseudo_regret, carry.regret)
+        path = (x, action) if record_path else ()
+        return carry, (carry.pseudo_regret, carry.regret, path)
 
     return step
 
 
 @functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every",
-                                             "planner", "refresh_every", "mesh"),
+                                             "record_path", "mesh"),
                    donate_argnums=0)
-def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, start, *, agent: Agent,
-               num_records: int, record_every: int, planner: str = "incremental",
-               refresh_every: int = 1, mesh=None):
+def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
+               num_records: int, record_every: int, record_path: bool = False, mesh=None):
     """``num_records * record_every`` rounds for every replication (vmapped), from round
     ``start`` (0-based, int32 scalar); with a ``mesh``, each device runs its block."""
 
-    def chunk(carry, mdp, gain, delta, start):
-        step = _make_step(agent, mdp, gain, delta, planner, refresh_every)
-        # The round indices are not batched, so the refresh stays a real `cond` in vmap.
+    def chunk(carry, mdp, gain, delta, t0, start):
+        step = _make_step(agent, mdp, gain, delta, t0, record_path)
+        # The round indices are not batched: conditions on them stay real `cond`s in vmap.
         first = start + record_every * jnp.arange(num_records, dtype=jnp.int32)
 
         def trajectory(carry):
@@ -156,16 +169,23 @@ def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, start, *, agent: Agent,
 
             def record(carry, base):
                 rounds = base + jnp.arange(record_every, dtype=jnp.int32)
-                carry, _ = lax.scan(lambda c, i: (step(c, i)[0], None), carry, rounds)
-                return carry, (carry.pseudo_regret, carry.regret)
+                carry, (_, _, path) = lax.scan(step, carry, rounds)
+                return carry, (carry.pseudo_regret, carry.regret, path)
 
             return lax.scan(record, carry, first)
 
         return jax.vmap(trajectory)(carry)
 
     if mesh is not None:
-        chunk = _sharding.shard_map(chunk, mesh, batched=(True, False, False, False, False))
-    return chunk(carry, mdp, gain, delta, start)
+        chunk = _sharding.shard_map(chunk, mesh,
+                                    batched=(True, False, False, False, False, False))
+    return chunk(carry, mdp, gain, delta, t0, start)
+
+
+@functools.partial(jax.jit, static_argnames=("agent",))
+def _init_agents(keys, mdp: MDP, *, agent: Agent):
+    spec = env_spec(mdp)
+    return jax.vmap(lambda key: agent.init(key, spec))(keys)
 
 
 def _check_positive_int(name, value):
@@ -212,22 +232,38 @@ def _keys(seed, replications):
     return jax.random.split(key, replications)
 
 
+def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
+    shape = tuple(np.shape(mdp.R))
+    if initial_reward_sums is None:
+        # The mean reward of each initial transition (exact for deterministic rewards).
+        return np.asarray(counts0.sum(-1) * np.asarray(mdp.R, np.float64))
+    sums = np.asarray(initial_reward_sums, dtype=np.float64)
+    if sums.shape != shape:
+        raise ValueError(f"initial_reward_sums must have shape {shape} (the MDP's R), "
+                         f"got shape {sums.shape}")
+    if not np.all(np.isfinite(sums)):
+        raise ValueError(f"initial_reward_sums must be finite, got {initial_reward_sums!r}")
+    return sums
+
+
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
-             chunk_size: int = 2000, progress: bool = True, planner: str = "incremental",
-             refresh_every: int | None = None, devices=None) -> Trajectories:
+             chunk_size: int = 2000, progress: bool = True, planner: str | None = None,
+             refresh_every: int | None = None, devices=None,
+             initial_reward_sums=None, record_path: bool = False) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
     ``n`` initial transitions the first played round is ``t = n + 1`` (the ``t`` in
     ``ln t``), and regret counts only the ``horizon`` played rounds (the paper's
-    robustness experiment, section 5.1). Each round re-solves the estimated MDP,
-    warm-started from the previous round's policy. Ties go to the lowest action index.
+    robustness experiment, section 5.1). Observed rewards follow ``mdp.reward_law``;
+    pseudo-regret uses the true gaps, realised regret the drawn rewards.
 
     Args:
         mdp: the true MDP (``jaxmdp.MDP``); its float dtype is used throughout.
-        agent: an :class:`~jaxmdp.agents.Agent` or a name: ``"ucb"``, ``"dmed"``,
-            ``"olp"``, ``"ps"``.
+        agent: an :class:`~jaxmdp.Agent` (e.g. ``jm.get_agent("ucb",
+            known_rewards=False)``) or a name with default options: ``"ucb"``,
+            ``"dmed"``, ``"olp"``, ``"ps"`` (see :func:`jaxmdp.get_agent`).
         horizon: number of played rounds ``T`` (positive int).
         replications: number of independent runs (positive int).
         seed: int seed or PRNG key; replication ``i`` uses
@@ -239,111 +275,120 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
         chunk_size: rounds per jitted call (rounded to a multiple of ``record_every``);
             the progress bar advances once per chunk.
-        progress: show a progress bar on stderr.
-        planner: ``"incremental"`` (default): policy evaluations update the previous
-            inverse of the evaluation matrix by Sherman–Morrison, ``O(S^2)`` per changed
-            row (:mod:`jaxmdp.incremental`); ``"full"``: an LU re-solve every round,
-            ``O(S^3)``. Both give the same policies (up to rounding at exact ties).
-        refresh_every: rounds between full re-inversions of the incremental planner
-            (positive int); default 4096 in float64, 1024 in float32.
+        progress: show a progress bar (``tqdm.auto``: a terminal bar, or a widget in a
+            notebook).
+        planner: the paper's agents' per-step planner, passed on as their ``planner``
+            option when given: ``"incremental"`` (their default; Sherman–Morrison
+            updates, :mod:`jaxmdp.incremental`) or ``"full"`` (an LU re-solve every round).
+        refresh_every: passed on as the paper's agents' ``refresh_every`` option when
+            given (rounds between re-inversions of the incremental planner).
         devices: where to run: ``None`` for every visible device (``jax.devices()``, all
             processes after ``jax.distributed.initialize()``), or a sequence of
             ``jax.Device``. With more than one device, replications are split over a
             one-axis ``Mesh`` and run with ``jax.shard_map``; the per-replication keys
             are drawn first, so results are identical whatever the number of devices.
+        initial_reward_sums: optional ``[S, A]`` sums of the rewards of the initial
+            transitions; default ``n[x, a] * R[x, a]`` (their means).
+        record_path: also return the state and action of every round
+            (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
         ``[replications, horizon // record_every]`` recorded after rounds
-        ``record_every, 2 * record_every, ...``, and the final counts. Rounds after the
-        last record (``horizon % record_every`` of them) are played but not recorded.
+        ``record_every, 2 * record_every, ...``, and the final counts, reward sums and
+        agent state. Rounds after the last record (``horizon % record_every`` of them)
+        are played but not recorded.
 
     Raises:
-        ValueError: for a non-positive ``horizon``, ``replications``, ``record_every`` or
-            ``chunk_size``, an unknown agent name or ``planner``, a non-positive
-            ``refresh_every``, ``devices`` that are not distinct ``jax.Device`` objects,
-            or ``initial_counts`` of the wrong shape, negative, fractional or on
-            inadmissible actions.
+        ValueError: for a ``mdp`` that is not an MDP, a non-positive ``horizon``,
+            ``replications``, ``record_every`` or ``chunk_size``, an unknown agent name
+            or option (``planner``, ``refresh_every``), an agent that cannot run on this
+            MDP (e.g. learned ``[0, 1]`` rewards with means outside ``[0, 1]``),
+            ``devices`` that are not distinct ``jax.Device`` objects, or
+            ``initial_counts`` / ``initial_reward_sums`` of the wrong shape, negative,
+            fractional or on inadmissible actions; or an ``mdp`` whose optimal gain
+            depends on the initial state (multichain, so regret is undefined; raised by
+            :func:`jaxmdp.solve_average_reward`, naming the states and their gains).
 
     Example:
         >>> import jaxmdp as jm
-        >>> traj = jm.simulate(jm.examples.paper_mdp(), "ucb", horizon=1000,
+        >>> traj = jm.simulate(jm.envs.make("paper-mdp"), "ucb", horizon=1000,
         ...                    replications=8, seed=0, progress=False)
         >>> traj.pseudo_regret.shape
         (8, 1000)
     """
     if not isinstance(mdp, MDP):
         raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
-    agent = get_agent(agent)
+    options = {k: v for k, v in (("planner", planner), ("refresh_every", refresh_every))
+               if v is not None}
+    if options and isinstance(agent, Agent):
+        raise ValueError(f"planner and refresh_every configure a named agent; configure the "
+                         f"Agent object {agent.name!r} itself, got {options}")
+    agent = get_agent(agent, **options)
     horizon = _check_positive_int("horizon", horizon)
     replications = _check_positive_int("replications", replications)
     if record_every is None:
         record_every = max(1, math.ceil(horizon / MAX_DEFAULT_RECORDS))
     record_every = _check_positive_int("record_every", record_every)
     chunk_size = _check_positive_int("chunk_size", chunk_size)
+    if not isinstance(record_path, bool):
+        raise ValueError(f"record_path must be a bool, got {record_path!r}")
     counts0 = _check_counts(initial_counts, mdp)
-    if planner not in PLANNERS:
-        raise ValueError(f"planner must be one of {list(PLANNERS)}, got {planner!r}")
     dtype = jnp.asarray(mdp.P).dtype
-    if refresh_every is None:
-        refresh_every = default_refresh_every(dtype)
-    refresh_every = _check_positive_int("refresh_every", refresh_every)
+    sums0 = _check_reward_sums(initial_reward_sums, counts0, mdp).astype(dtype)
+    agent.check(env_spec(mdp))
     mesh = _sharding.replication_mesh(devices)
 
     gain, _, _ = solve_average_reward(mdp)
     delta = _gaps(mdp)
-    num_states = counts0.shape[0]
     t0 = int(counts0.sum()) + 1
-    # The first warm start: each state's lowest admissible action.
-    first_admissible = jnp.argmax(jnp.asarray(mdp.mask, dtype=bool), axis=1).astype(jnp.int32)
     if t0 + horizon >= np.iinfo(np.int32).max:
         raise ValueError(f"horizon plus initial transitions must fit in int32, got "
                          f"horizon={horizon} with {t0 - 1} initial transitions")
 
-    evaluation = ()
-    if planner == "incremental":
-        # Rebuilt exactly at round 0 (a refresh round); this gives it its shape.
-        evaluation = init_evaluation(estimated_mdp(counts0, mdp).P, mdp.R, first_admissible)
-        evaluation = jax.tree_util.tree_map(
-            lambda leaf: jnp.broadcast_to(leaf, (replications,) + leaf.shape), evaluation)
     with _prng_layout():
         keys = _keys(seed, replications)
+        # Each replication's agent gets its own key, independent of its trajectory key.
+        agent_state = _init_agents(jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys), mdp,
+                                   agent=agent)
     carry = _Carry(
         key=keys,
-        t=jnp.full((replications,), t0, dtype=jnp.int32),
         state=jnp.zeros((replications,), dtype=jnp.int32),
         counts=jnp.broadcast_to(jnp.asarray(counts0), (replications,) + counts0.shape),
-        policy=jnp.broadcast_to(first_admissible, (replications, num_states)),
+        reward_sums=jnp.broadcast_to(jnp.asarray(sums0), (replications,) + sums0.shape),
+        agent_state=agent_state,
         pseudo_regret=jnp.zeros((replications,), dtype=dtype),
         regret=jnp.zeros((replications,), dtype=dtype),
-        evaluation=evaluation,
     )
     carry = jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
+    t0 = jnp.asarray(t0, jnp.int32)
     if mesh.size > 1 or jax.process_count() > 1:
         # Keys are drawn above, before sharding; padding repeats replications whose
         # results are dropped, so every replication computes the same on any mesh.
         padded = _sharding.padded_size(replications, mesh)
         carry = _sharding.shard(_sharding.pad_replications(carry, replications, padded), mesh)
-        mdp, gain, delta = _sharding.replicate((mdp, gain, delta), mesh)
+        mdp, gain, delta, t0 = _sharding.replicate((mdp, gain, delta, t0), mesh)
     else:
         mesh = None
         if devices is not None:
-            carry, mdp, gain, delta = jax.device_put((carry, mdp, gain, delta),
-                                                     list(devices)[0])
-    options = dict(agent=agent, planner=planner, refresh_every=refresh_every, mesh=mesh)
+            carry, mdp, gain, delta, t0 = jax.device_put((carry, mdp, gain, delta, t0),
+                                                         list(devices)[0])
+    options = dict(agent=agent, record_path=record_path, mesh=mesh)
 
     total_records = horizon // record_every
     records_per_chunk = max(1, chunk_size // record_every)
-    pseudo, regret = [], []
+    pseudo, regret, paths = [], [], []
     with Progress(horizon, f"simulate {agent.name}", enabled=progress) as bar, _prng_layout():
         done = 0
         while done < total_records:
             n = min(records_per_chunk, total_records - done)
             start = jnp.asarray(done * record_every, jnp.int32)
-            carry, (p, r) = _run_chunk(carry, mdp, gain, delta, start, num_records=n,
-                                       record_every=record_every, **options)
+            carry, (p, r, path) = _run_chunk(carry, mdp, gain, delta, t0, start,
+                                             num_records=n, record_every=record_every,
+                                             **options)
             pseudo.append(p)
             regret.append(r)
+            paths.append(path)
             done += n
             if progress:
                 mean = float(jnp.mean(carry.pseudo_regret[:replications]))
@@ -351,17 +396,31 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         remainder = horizon - total_records * record_every
         if remainder:
             start = jnp.asarray(total_records * record_every, jnp.int32)
-            carry, _ = _run_chunk(carry, mdp, gain, delta, start, num_records=1,
-                                  record_every=remainder, **options)
+            carry, (_, _, path) = _run_chunk(carry, mdp, gain, delta, t0, start,
+                                             num_records=1, record_every=remainder, **options)
+            paths.append(path)
             bar.update(remainder)
 
     empty = jnp.zeros((replications, 0), dtype=dtype)
-    pseudo, regret, carry = _sharding.gather((pseudo, regret, carry))
+    pseudo, regret, paths, carry = _sharding.gather((pseudo, regret, paths, carry))
+    states = actions = None
+    if record_path:
+        # Each chunk's path is [replications, records, record_every] (or [replications,
+        # records] when record_every == 1): flatten to one column per round.
+        states = jnp.concatenate([s.reshape(s.shape[0], -1) for s, _ in paths], axis=1)
+        actions = jnp.concatenate([a.reshape(a.shape[0], -1) for _, a in paths], axis=1)
+        states, actions = states[:replications], actions[:replications]
+    agent_state = jax.tree_util.tree_map(lambda leaf: leaf[:replications], carry.agent_state)
+    policy = getattr(agent_state, "policy", None)
     return Trajectories(
         pseudo_regret=jnp.concatenate(pseudo, axis=1)[:replications] if pseudo else empty,
         regret=jnp.concatenate(regret, axis=1)[:replications] if regret else empty,
         times=jnp.arange(1, total_records + 1, dtype=jnp.int32) * record_every,
         counts=carry.counts[:replications],
         state=carry.state[:replications],
-        policy=carry.policy[:replications],
+        policy=policy,
+        reward_sums=carry.reward_sums[:replications],
+        agent_state=agent_state,
+        states=states,
+        actions=actions,
     )

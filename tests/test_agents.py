@@ -1,4 +1,4 @@
-"""Tests for jaxmdp.agents: the four select_action rules against the NumPy reference."""
+"""Tests for jaxmdp.agents.paper: the four per-step rules against the NumPy reference."""
 
 import sys
 from pathlib import Path
@@ -9,12 +9,15 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents import AGENTS, DMED, OLP, PS, UCB, _gamma
+from jaxmdp.agents import paper
+from jaxmdp.agents.paper import _gamma
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
+RULES = {"ucb": paper.ucb_select_action, "dmed": paper.dmed_select_action,
+         "olp": paper.olp_select_action, "ps": paper.ps_select_action}
 GAMMA_DRAWS = 24000  # one compiled gamma program for the sampler and MDP-PS tests
 
 
@@ -22,7 +25,7 @@ GAMMA_DRAWS = 24000  # one compiled gamma program for the sampler and MDP-PS tes
 def _decide(key, t, x, counts, mdp):
     """Every agent's action at (t, x, counts): one compile for all tests."""
     est = jm.estimate(counts, mdp)
-    return jnp.stack([AGENTS[n].select_action(key, t, x, counts, est) for n in NAMES])
+    return jnp.stack([RULES[n](key, t, x, counts, est) for n in NAMES])
 
 
 def _decisions(counts, t, x, mdp=None, key=0):
@@ -37,30 +40,89 @@ def test_get_agent_names_and_objects():
         agent = jm.get_agent(name)
         assert agent.name == name
         assert jm.get_agent(agent) is agent
-    assert jm.get_agent("UCB") is UCB
-    assert (DMED.name, OLP.name, PS.name) == ("dmed", "olp", "ps")
+        assert agent.config == paper.PaperConfig()  # the paper's setting by default
+    assert jm.get_agent("UCB") == jm.get_agent("ucb")
+    assert set(NAMES) <= set(jm.agent_names())
 
 
 def test_get_agent_unknown_name_lists_known():
-    with pytest.raises(ValueError, match=r"one of \['dmed', 'olp', 'ps', 'ucb'\], got 'ucbx'"):
+    with pytest.raises(ValueError, match=r"one of \[.*'dmed', .*'ucb'.*\], got 'ucbx'"):
         jm.get_agent("ucbx")
     with pytest.raises(ValueError, match="got 3"):
         jm.get_agent(3)
 
 
+@pytest.mark.parametrize(
+    "name, options, match",
+    [
+        ("ucb", dict(known_rewards="no"), "known_rewards must be a bool, got 'no'"),
+        ("ps", dict(known_rewards=1), "known_rewards must be a bool, got 1"),
+        ("ucb", dict(force_untried=True), "force_untried applies to 'dmed' and 'ps'"),
+        ("dmed", dict(planner="lu"), r"planner must be one of \['incremental', 'full'\], "
+                                     "got 'lu'"),
+        ("olp", dict(refresh_every=0), "refresh_every must be a positive integer, got 0"),
+        ("ucb", dict(optimism=2), "unexpected keyword argument 'optimism'"),
+    ],
+)
+def test_get_agent_rejects_bad_options(name, options, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        jm.get_agent(name, **options)
+
+
+def test_options_with_an_agent_object_are_rejected():
+    with pytest.raises(ValueError, match="options can only configure a named agent"):
+        jm.get_agent(jm.get_agent("ucb"), known_rewards=False)
+
+
 def test_agents_are_hashable_static_config():
-    assert hash(UCB) == hash(jm.get_agent("ucb"))
-    custom = jm.Agent("first", lambda key, t, x, counts, est: jnp.int32(0))
+    assert hash(jm.get_agent("ucb")) == hash(jm.get_agent("ucb"))
+    assert jm.get_agent("ps", known_rewards=False) == jm.get_agent("ps", known_rewards=False)
+    assert jm.get_agent("ps", known_rewards=False) != jm.get_agent("ps")
+    custom = jm.Agent("first", lambda key, spec, config: (),
+                      lambda key, state, obs, spec, config: (jnp.int32(0), state))
     assert jm.get_agent(custom) is custom
 
 
-def test_untried_actions_first_lowest_index():
+def test_ucb_and_olp_play_untried_actions_first_lowest_index():
     counts = np.zeros((3, 2, 3), np.int32)
-    assert set(_decisions(counts, 1, 0).values()) == {0}
+    got = _decisions(counts, 1, 0)
+    assert (got["ucb"], got["olp"]) == (0, 0)
     counts[0, 0, 1] = 5  # action 0 tried in state 0, action 1 not
-    assert set(_decisions(counts, 6, 0).values()) == {1}
+    got = _decisions(counts, 6, 0)
+    assert (got["ucb"], got["olp"]) == (1, 1)
     counts[0, 1, 2] = 1  # both tried in state 0; state 1 untouched
-    assert set(_decisions(counts, 7, 1).values()) == {0}
+    got = _decisions(counts, 7, 1)
+    assert (got["ucb"], got["olp"]) == (0, 0)
+
+
+def test_dmed_follows_the_paper_at_zero_counts():
+    """Section 3.2: no untried-first rule; D = ln t / K~ - n with K~ = 0 at a tie."""
+    counts = np.zeros((3, 2, 3), np.int32)
+    # In an unvisited state p_hat is uniform for both actions, so the leader is the
+    # action of larger reward (state 0: r = 0.13, 0.18) and the other one ties with it
+    # (K~ = 0): D = 0 at t = 1 (ln t = 0: a* is played), D = +inf for t > 1.
+    assert _decisions(counts, 1, 0)["dmed"] == 1
+    assert _decisions(counts, 5, 0)["dmed"] == 0
+    assert _decisions(counts, 5, 1)["dmed"] == 0  # state 1: r = 0.47, 0.71, leader 1
+    # Action 1 tried many times and leading, action 0 untried: its discrepancy is
+    # ln t / K~ > 0 and it is played, as the forced rule would too.
+    counts[0, 1] = [300, 300, 300]
+    assert _decisions(counts, 901, 0)["dmed"] == 0
+
+
+def test_force_untried_restores_the_old_rule_for_dmed_and_ps():
+    counts = np.zeros((3, 2, 3), np.int32)
+    est = jm.estimate(counts, jm.examples.paper_mdp())
+    for rule in (paper.dmed_select_action, paper.ps_select_action):
+        for key in range(4):
+            a = rule(jax.random.key(key), jnp.int32(1), jnp.int32(0), jnp.asarray(counts), est,
+                     force_untried=True)
+            assert int(a) == 0
+    # Without it, MDP-DMED plays its leader at t = 1 (above) and MDP-PS samples: from a
+    # uniform posterior both actions occur.
+    seen = {int(paper.ps_select_action(jax.random.key(k), jnp.int32(1), jnp.int32(0),
+                                       jnp.asarray(counts), est)) for k in range(40)}
+    assert seen == {0, 1}
 
 
 def test_inadmissible_action_never_chosen():

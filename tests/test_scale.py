@@ -115,14 +115,18 @@ _SHARDED_SCRIPT = textwrap.dedent("""
     # refreshes every 16 rounds, across chunk boundaries.
     kwargs = dict(horizon=120, replications=6, seed=7, record_every=2, chunk_size=60,
                   refresh_every=16, progress=False)
+    learner = jm.get_agent("ps", known_rewards=False)  # learns Bernoulli rewards
+    bernoulli = mdp.with_reward_law("bernoulli")
     runs = {
         "four": jm.simulate(mdp, "ps", **kwargs),  # devices=None: all four
         "one": jm.simulate(mdp, "ps", devices=jax.devices()[:1], **kwargs),
+        "four_learner": jm.simulate(bernoulli, learner, **kwargs),
+        "one_learner": jm.simulate(bernoulli, learner, devices=jax.devices()[:1], **kwargs),
     }
+    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
     out = {}
     for name, traj in runs.items():
-        out[name] = {field: np.asarray(getattr(traj, field)).tolist()
-                     for field in traj._fields}
+        out[name] = {field: np.asarray(getattr(traj, field)).tolist() for field in fields}
         out[name]["devices"] = len(traj.counts.sharding.device_set)
     json.dump(out, sys.stdout)
 """)
@@ -139,10 +143,13 @@ def test_sharded_run_equals_single_device_run_bit_for_bit():
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = json.loads(result.stdout)
-    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy"]
+    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
     for field in fields:
         # Bit for bit: float64 values compared exactly.
         assert runs["one"][field] == runs["four"][field], field
+        assert runs["one_learner"][field] == runs["four_learner"][field], field
+    # Drawn Bernoulli rewards: realised regret differs from the deterministic run's.
+    assert runs["four_learner"]["regret"] != runs["four"]["regret"]
     assert (runs["four"]["devices"], runs["one"]["devices"]) == (4, 1)
     assert np.asarray(runs["four"]["pseudo_regret"]).shape == (6, 60)
     assert np.sum(runs["four"]["counts"]) == 6 * 120

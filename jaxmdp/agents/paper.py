@@ -1,0 +1,492 @@
+r"""The paper's four agents: MDP-UCB, MDP-DMED, OLP and MDP-PS.
+
+Cowan, Katehakis & Pirutinsky (2019), section 3. At every round each agent re-estimates
+the MDP and re-solves it with the shared per-step planner (:mod:`jaxmdp.agents.planner`),
+which gives ``p_hat``, the good actions and the bias ``v_hat`` of the estimated MDP; the
+agents differ only in how they turn that :class:`~jaxmdp.Estimate` into an action in the
+current state ``x`` at round ``t``:
+
+* **MDP-UCB** (eq. 3): ``u_a = r(x, a) + kl_ucb(p_hat[x, a], v_hat, ln t / n[x, a])``.
+* **OLP** (Tewari & Bartlett 2008):
+  ``u_a = r(x, a) + l1_ucb(p_hat[x, a], v_hat, sqrt(2 ln t / n[x, a]))``.
+* **MDP-DMED** (section 3.2): ``a* = argmax_a L(x, a)``, ``L = r + p_hat . v_hat``; for
+  ``a != a*`` the discrepancy ``D(a) = ln t / K~(x, a) - n[x, a]`` with
+  ``K~(x, a) = kinf(p_hat[x, a], v_hat, L(x, a*) - r(x, a))``; play ``a*`` if every
+  ``D(a) <= 0``, else ``argmax D``.
+* **MDP-PS** (section 3.4): ``Q^a ~ Dirichlet(N[x, a] + 1)`` (uniform prior; the paper's
+  ``Dir(N)`` is undefined at zero counts), ``W_a = r(x, a) + Q^a . v_hat``, argmax.
+
+The argmax runs over the admissible actions ``A(x)`` (the good-action set only shapes the
+estimated MDP); inadmissible actions are never played; ties go to the lowest action index.
+
+**Zero counts.** The paper's MDP-UCB and OLP radii ``ln t / 0`` are infinite: the literal
+supremum over an unbounded ball is ``r + max v_hat`` for every untried action (and
+``0/0`` at ``t = 1``). jaxmdp's *convention* for these two: an admissible action never
+tried in ``x`` has an infinite index, so untried actions are played first, lowest index
+first. MDP-PS and MDP-DMED have no such rule in the paper and follow it literally: PS
+explores through its Dirichlet(N + 1) draw, and DMED's discrepancy of an untried action is
+``ln t / K~ - 0`` (in a state never visited all actions tie, ``K~ = 0`` and DMED plays the
+lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` restores the
+untried-first rule for these two (jaxmdp before version 0.2 had it).
+
+**Unknown rewards** (``known_rewards=False``; the paper's "future work"). The agent
+observes rewards and keeps ``r_hat`` (:func:`jaxmdp.estimators.reward_estimate`):
+``(sum r + 1) / (n + 2)`` for rewards in ``[0, 1]`` (Bernoulli and deterministic laws),
+``sum r / (n + 1)`` for Gaussian rewards of known ``sigma``. It plans with ``r_hat``, and
+each index extends to the joint law of (reward, next state), whose KL divergence is the sum
+of the two parts because the reward is drawn independently of the next state:
+
+* rewards in ``[0, 1]``: the joint law of (Bernoulli reward, next state) on ``2S``
+  outcomes, ``p_joint = ((1 - r_hat) p_hat, r_hat p_hat)`` with values
+  ``w = (v_hat, 1 + v_hat)``. MDP-UCB's KL ball becomes
+  ``kl_ucb(p_joint, w, ln t / n)`` (Burnetas & Katehakis 1997 with the reward in the
+  observation), OLP's ``l1_ucb(p_joint, w, sqrt(2 ln t / n))``, MDP-DMED's
+  ``K~ = kinf(p_joint, w, L(x, a*))``, and MDP-PS draws the reward mean from its
+  Beta(1 + sum r, 1 + n - sum r) posterior. The Bernoulli KL bounds that of any ``[0, 1]``
+  law with the same mean, so the rule stays optimistic for deterministic rewards too.
+* Gaussian rewards: ``KL = KL(p_hat || q) + (mu - r_hat)^2 / (2 sigma^2)``; MDP-UCB uses
+  :func:`jaxmdp.kl_ucb_gaussian`, MDP-DMED :func:`jaxmdp.kinf_gaussian`, OLP adds the
+  Gaussian bonus ``sigma sqrt(2 ln t / n)`` to ``r_hat`` and keeps its L1 ball on
+  ``p_hat``, and MDP-PS draws ``N(r_hat, sigma^2 / (n + 1))``.
+
+Example:
+    >>> import jaxmdp as jm
+    >>> agent = jm.get_agent("ucb")
+    >>> agent.name, agent.config.known_rewards
+    ('ucb', True)
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.planner import PLANNERS, PlannerState, init_planner, plan
+from jaxmdp.estimators import Estimate, reward_estimate
+from jaxmdp.indices.kl import kinf, kl_ucb
+from jaxmdp.indices.l1 import l1_ucb
+
+__all__ = [
+    "PaperConfig",
+    "PaperState",
+    "RewardInfo",
+    "dmed_select_action",
+    "olp_select_action",
+    "paper_agent",
+    "ps_select_action",
+    "ucb_select_action",
+]
+
+PAPER_AGENTS = ("ucb", "dmed", "olp", "ps")
+
+
+class PaperConfig(NamedTuple):
+    """Options of the paper's agents (all static).
+
+    Attributes:
+        known_rewards: the agent is told the mean rewards (the paper's setting, default)
+            or learns them from observed rewards.
+        force_untried: MDP-PS and MDP-DMED only: play untried admissible actions first
+            (not in the paper; off by default). MDP-UCB and OLP always do (convention).
+        planner: ``"incremental"`` (default) or ``"full"`` (see :func:`~.planner.plan`).
+        refresh_every: the incremental planner's re-inversion period (``None``: the
+            dtype's default).
+    """
+
+    known_rewards: bool = True
+    force_untried: bool = False
+    planner: str = "incremental"
+    refresh_every: int | None = None
+
+
+class RewardInfo(NamedTuple):
+    """What an agent that learns rewards knows of them (``None`` fields: known rewards).
+
+    Attributes:
+        law: the reward family (static): ``"bernoulli"`` or ``"deterministic"`` (rewards
+            in ``[0, 1]``), or ``"gaussian"``.
+        sigma: the Gaussian standard deviation (static).
+        sums: sums of observed rewards ``[S, A]``.
+    """
+
+    law: str
+    sigma: float
+    sums: jax.Array
+
+
+PaperState = PlannerState
+
+
+def _current(t, x, counts, estimate):
+    """Shared per-step quantities at the current state: rows, rewards, visits, ln t."""
+    bias = estimate.bias
+    p_hat = estimate.mdp.P[x]  # [A, S]
+    rewards = estimate.mdp.R[x]  # [A]: the known rewards, or r_hat
+    admissible = estimate.admissible[x]  # [A]
+    visits = jnp.sum(counts[x], axis=-1)  # [A]
+    log_t = jnp.log(jnp.asarray(t, dtype=bias.dtype))
+    return p_hat, rewards, admissible, visits, log_t
+
+
+def _untried_first(action, admissible, visits):
+    """``action``, unless an admissible action is untried: then the lowest such one."""
+    untried = admissible & (visits == 0)
+    return jnp.where(jnp.any(untried), jnp.argmax(untried), action).astype(jnp.int32)
+
+
+def _argmax_admissible(index, admissible):
+    """argmax of ``index`` over admissible actions; ties to the lowest index."""
+    return jnp.argmax(jnp.where(admissible, index, -jnp.inf)).astype(jnp.int32)
+
+
+def _safe_radius_base(log_t, visits):
+    """``ln t / n`` for tried actions; 0 where ``n == 0`` (those get an infinite index)."""
+    n = visits.astype(log_t.dtype)
+    return jnp.where(visits > 0, log_t / jnp.maximum(n, 1.0), 0.0)
+
+
+def _bernoulli_joint(p_hat, r_hat, bias):
+    """Joint law of (Bernoulli reward, next state), ``[A, 2S]``, and its values ``[2S]``."""
+    r = r_hat[:, None]
+    p_joint = jnp.concatenate([(1 - r) * p_hat, r * p_hat], axis=-1)
+    return p_joint, jnp.concatenate([bias, 1 + bias])
+
+
+def _gaussian_indices():
+    from jaxmdp.indices import gaussian  # local import: only Gaussian learners need it
+
+    return gaussian
+
+
+def ucb_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
+    """MDP-UCB (Burnetas & Katehakis 1997; paper section 3.1, eq. 3).
+
+    ``u_a = r(x, a) + sup{q . v_hat : KL(p_hat[x, a] || q) <= ln t / n[x, a]}``; with
+    learned rewards, the KL ball over the joint law of (reward, next state) (module
+    docstring). Untried admissible actions first (convention).
+
+    Args:
+        key: unused (the rule is deterministic).
+        t: round, int scalar ``>= 1``.
+        x: current state, int scalar.
+        counts: ``N[x, a, y]``, ``[S, A, S]``.
+        estimate: the planner's :class:`~jaxmdp.Estimate` (``estimate.mdp.R`` holds the
+            rewards the agent plans with: known, or ``r_hat``).
+        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
+
+    Returns:
+        int32 scalar action.
+    """
+    del key
+    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
+    delta = _safe_radius_base(log_t, visits)
+    bias = estimate.bias
+    if rewards is None:
+        index = r + jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_hat, bias, delta)
+    elif rewards.law == "gaussian":
+        sigma = jnp.asarray(rewards.sigma, bias.dtype)
+        index = jax.vmap(_gaussian_indices().kl_ucb_gaussian, in_axes=(0, None, 0, None, 0))(
+            p_hat, bias, r, sigma, delta)
+    else:
+        p_joint, w = _bernoulli_joint(p_hat, r, bias)
+        index = jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_joint, w, delta)
+    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
+
+
+def olp_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
+    """Optimistic linear programming (Tewari & Bartlett 2008; paper section 3.3).
+
+    ``u_a = r(x, a) + sup{q . v_hat : ||q - p_hat[x, a]||_1 <= sqrt(2 ln t / n[x, a])}``;
+    with learned rewards see the module docstring. Untried admissible actions first
+    (convention).
+
+    Args:
+        key: unused (the rule is deterministic).
+        t: round, int scalar ``>= 1``.
+        x: current state, int scalar.
+        counts: ``N[x, a, y]``, ``[S, A, S]``.
+        estimate: the planner's :class:`~jaxmdp.Estimate`.
+        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
+
+    Returns:
+        int32 scalar action.
+    """
+    del key
+    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
+    radius = jnp.sqrt(2.0 * _safe_radius_base(log_t, visits))
+    bias = estimate.bias
+    if rewards is not None and rewards.law != "gaussian":
+        p_joint, w = _bernoulli_joint(p_hat, r, bias)
+        index = jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_joint, w, radius)
+    else:
+        index = r + jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_hat, bias, radius)
+        if rewards is not None:  # Gaussian: r_hat + sigma sqrt(2 ln t / n)
+            index = index + jnp.asarray(rewards.sigma, bias.dtype) * radius
+    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
+
+
+def dmed_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
+                       *, force_untried: bool = False):
+    """MDP-DMED (paper section 3.2), with ``K~`` computed by :func:`jaxmdp.kinf`.
+
+    ``a* = argmax_{a in A(x)} r(x, a) + p_hat[x, a] . v_hat``; for ``a != a*``,
+    ``D(a) = ln t / K~(a) - n[x, a]`` with
+    ``K~(a) = inf{KL(p_hat[x, a] || q) : r(x, a) + q . v_hat >= L(x, a*)}``.
+    Plays ``a*`` when ``max D <= 0``, else ``argmax D``. ``K~ = 0`` (a tie with ``a*``)
+    gives ``D = +inf`` for ``t > 1`` and ``D = 0`` at ``t = 1``; ``K~ = +inf``
+    (unreachable) gives ``D = -n``. An untried action has ``n = 0`` and no other rule
+    (unless ``force_untried``).
+
+    Args:
+        key: unused (the rule is deterministic).
+        t: round, int scalar ``>= 1``.
+        x: current state, int scalar.
+        counts: ``N[x, a, y]``, ``[S, A, S]``.
+        estimate: the planner's :class:`~jaxmdp.Estimate`.
+        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
+        force_untried: play untried admissible actions first (not the paper's rule).
+
+    Returns:
+        int32 scalar action.
+    """
+    del key
+    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
+    bias = estimate.bias
+    values = r + p_hat @ bias  # L(x, a, p_hat, v_hat)
+    best = jnp.argmax(jnp.where(admissible, values, -jnp.inf))
+    if rewards is None:
+        level = values[best] - r  # q . v_hat needed for a to match a*
+        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, level)
+    elif rewards.law == "gaussian":
+        sigma = jnp.asarray(rewards.sigma, bias.dtype)
+        divergence = jax.vmap(_gaussian_indices().kinf_gaussian, in_axes=(0, None, 0, None, None))(
+            p_hat, bias, r, sigma, values[best])
+    else:
+        p_joint, w = _bernoulli_joint(p_hat, r, bias)
+        divergence = jax.vmap(kinf, in_axes=(0, None, None))(p_joint, w, values[best])
+    positive = divergence > 0
+    rate = jnp.where(positive, log_t / jnp.where(positive, divergence, 1.0),
+                     jnp.where(log_t > 0, jnp.inf, 0.0))
+    discrepancy = rate - visits.astype(rate.dtype)
+    actions = jnp.arange(values.shape[0])
+    candidates = admissible & (actions != best)
+    discrepancy = jnp.where(candidates, discrepancy, -jnp.inf)
+    challenger = jnp.argmax(discrepancy)
+    action = jnp.where(discrepancy[challenger] > 0, challenger, best).astype(jnp.int32)
+    return _untried_first(action, admissible, visits) if force_untried else action
+
+
+def _open_uniform(bits, dtype):
+    """Uniform draws in the open interval (0, 1) from unsigned random words."""
+    width = 8 * bits.dtype.itemsize
+    mantissa = min(width, jnp.finfo(dtype).nmant + 1)
+    return ((bits >> (width - mantissa)).astype(dtype) + 0.5) * (0.5 ** mantissa)
+
+
+def _gamma(key, shape_param, *, proposals: int = 2):
+    """Exact Gamma(``shape_param``, 1) draws for ``shape_param >= 1`` (Marsaglia & Tsang 2000).
+
+    Rejection sampling with acceptance probability above 0.95 for every shape ``>= 1``
+    (above 0.99 from shape 5 on). Each element gets ``proposals`` candidates at once from
+    one call to the PRNG (normals by Box–Muller), and the first accepted one is kept;
+    elements that reject all of them, rare, draw again in a loop. Inside ``vmap`` a
+    ``while_loop`` runs until every element of the batch is done, so proposing several
+    candidates up front avoids loop rounds over the whole batch; one PRNG call per round
+    instead of a call per normal and per uniform matters on CPU, where generating the
+    random bits dominates the cost. (``jax.random.gamma`` also handles shapes below 1 and
+    carries a derivative rule; it costs about three times as much per step here.)
+
+    Args:
+        key: PRNG key.
+        shape_param: shape parameters ``>= 1``, any array shape, float dtype.
+        proposals: candidates per element per round (even, static).
+
+    Returns:
+        Independent Gamma draws, same shape and dtype as ``shape_param``.
+    """
+    dtype = shape_param.dtype
+    word = jnp.uint64 if dtype == jnp.float64 else jnp.uint32
+    d = shape_param - 1.0 / 3.0
+    c = 1.0 / jnp.sqrt(9.0 * d)
+    half = proposals // 2
+
+    def propose(key):
+        bits = jax.random.bits(key, (2, proposals) + d.shape, word)
+        u = _open_uniform(bits, dtype)
+        radius = jnp.sqrt(-2.0 * jnp.log(u[0, :half]))
+        angle = (2.0 * jnp.pi) * u[0, half:]
+        z = jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)])
+        cube = (1.0 + c * z) ** 3
+        positive = cube > 0
+        log_cube = jnp.log(jnp.where(positive, cube, 1.0))
+        accept = positive & (jnp.log(u[1]) < 0.5 * z * z + d - d * cube + d * log_cube)
+        value, accepted = jnp.ones_like(d), jnp.zeros(d.shape, dtype=bool)
+        for k in reversed(range(proposals)):  # the first accepted candidate wins
+            value = jnp.where(accept[k], d * cube[k], value)
+            accepted = accepted | accept[k]
+        return accepted, value
+
+    def not_done(state):
+        return ~jnp.all(state[1])
+
+    def again(state):
+        round_, accepted, value = state
+        new_accepted, new_value = propose(jax.random.fold_in(key, round_))
+        value = jnp.where(accepted, value, new_value)
+        return round_ + 1, accepted | new_accepted, value
+
+    accepted, value = propose(jax.random.fold_in(key, 0))
+    return jax.lax.while_loop(not_done, again, (jnp.int32(1), accepted, value))[2]
+
+
+def _sampled_rewards(key, r_hat, visits, rewards: RewardInfo):
+    """A draw of each action's reward mean from the agent's posterior, ``[A]``."""
+    n = visits.astype(r_hat.dtype)
+    if rewards.law == "gaussian":
+        noise = jax.random.normal(key, r_hat.shape, r_hat.dtype)
+        return r_hat + rewards.sigma * noise / jnp.sqrt(n + 1)
+    # Beta(1 + sum r, 1 + n - sum r) = G1 / (G1 + G2); sum r <= n up to rounding.
+    sums = rewards.sums
+    shapes = jnp.stack([1 + sums, 1 + jnp.maximum(n - sums, 0)])
+    g = _gamma(key, shapes)
+    return g[0] / (g[0] + g[1])
+
+
+def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
+                     *, force_untried: bool = False):
+    """MDP-PS, posterior sampling (paper section 3.4) with a uniform Dirichlet prior.
+
+    ``Q^a ~ Dirichlet(N[x, a] + 1)`` independently for each action,
+    ``W_a = r(x, a) + Q^a . v_hat``; plays ``argmax W``. (The paper writes ``Dir(N)``,
+    which is undefined at zero counts; ``N + 1`` is the posterior of its uniform prior.)
+    With learned rewards ``r(x, a)`` is drawn from its posterior too (module docstring).
+
+    Args:
+        key: PRNG key for the draws.
+        t: round (unused).
+        x: current state, int scalar.
+        counts: ``N[x, a, y]``, ``[S, A, S]``.
+        estimate: the planner's :class:`~jaxmdp.Estimate`.
+        rewards: ``None`` for known rewards, else the :class:`RewardInfo` (its ``sums``
+            restricted to the current state are used).
+        force_untried: play untried admissible actions first (not the paper's rule).
+
+    Returns:
+        int32 scalar action.
+    """
+    p_hat, r, admissible, visits, _ = _current(t, x, counts, estimate)
+    alpha = counts[x].astype(p_hat.dtype) + 1.0  # [A, S]
+    weights = _gamma(key, alpha)  # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
+    if rewards is not None:
+        r = _sampled_rewards(jax.random.fold_in(key, 1), r, visits,
+                             rewards._replace(sums=rewards.sums[x]))
+    index = r + (weights @ estimate.bias) / jnp.sum(weights, axis=-1)
+    action = _argmax_admissible(index, admissible)
+    return _untried_first(action, admissible, visits) if force_untried else action
+
+
+_RULES = {
+    "ucb": ucb_select_action,
+    "dmed": dmed_select_action,
+    "olp": olp_select_action,
+    "ps": ps_select_action,
+}
+
+
+def _check_config(name: str, config: PaperConfig) -> None:
+    if not isinstance(config.known_rewards, bool):
+        raise ValueError(f"known_rewards must be a bool, got {config.known_rewards!r}")
+    if not isinstance(config.force_untried, bool):
+        raise ValueError(f"force_untried must be a bool, got {config.force_untried!r}")
+    if config.force_untried and name not in ("dmed", "ps"):
+        raise ValueError(f"force_untried applies to 'dmed' and 'ps' ({name!r} always plays "
+                         f"untried actions first), got force_untried=True for {name!r}")
+    if config.planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {list(PLANNERS)}, got {config.planner!r}")
+    r = config.refresh_every
+    if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
+        raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
+
+
+def _validate(spec: EnvSpec, config: PaperConfig) -> None:
+    """Learned rewards in ``[0, 1]`` need means in ``[0, 1]`` (the Bernoulli model)."""
+    if config.known_rewards or spec.reward_law == "gaussian":
+        return
+    R = np.asarray(spec.rewards, np.float64)
+    bad = ((R < 0) | (R > 1)) & np.asarray(spec.mask, bool)
+    if bad.any():
+        s, a = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"known_rewards=False with the {spec.reward_law!r} reward law models rewards in "
+            f"[0, 1], got R[{s}, {a}] = {float(R[s, a])} (use a Gaussian reward law, or "
+            "known_rewards=True)")
+
+
+def _planning_rewards(obs: Observation, spec: EnvSpec, config: PaperConfig):
+    if config.known_rewards:
+        return jnp.asarray(spec.rewards), None
+    visits = jnp.sum(obs.counts, axis=-1)
+    r_hat = reward_estimate(obs.reward_sums, visits, spec.reward_law)
+    return r_hat, RewardInfo(spec.reward_law, spec.reward_sigma, obs.reward_sums)
+
+
+def _init(key, spec: EnvSpec, config: PaperConfig, counts=None) -> PlannerState:
+    del key
+    dtype = jnp.asarray(spec.rewards).dtype
+    if counts is None:
+        counts = jnp.zeros((spec.num_states, spec.num_actions, spec.num_states), jnp.int32)
+    rewards = jnp.asarray(spec.rewards) if config.known_rewards else jnp.full(
+        (spec.num_states, spec.num_actions), 0.5, dtype)
+    return init_planner(counts, rewards, spec.mask, planner=config.planner)
+
+
+def _make_step(name: str):
+    rule = _RULES[name]
+
+    def step(key, state: PlannerState, obs: Observation, spec: EnvSpec, config: PaperConfig):
+        rewards, info = _planning_rewards(obs, spec, config)
+        est, state = plan(obs.counts, rewards, spec.mask, state, obs.step,
+                          planner=config.planner, refresh_every=config.refresh_every)
+        options = {"force_untried": config.force_untried} if name in ("dmed", "ps") else {}
+        action = rule(key, obs.t, obs.state, obs.counts, est, info, **options)
+        return action, state
+
+    step.__name__ = f"{name}_step"
+    return step
+
+
+_STEPS = {name: _make_step(name) for name in PAPER_AGENTS}
+
+
+def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = False,
+                planner: str = "incremental", refresh_every: int | None = None) -> Agent:
+    """One of the paper's four agents, configured.
+
+    Args:
+        name: ``"ucb"``, ``"dmed"``, ``"olp"`` or ``"ps"``.
+        known_rewards: plan with the environment's mean rewards (the paper's setting,
+            default) or learn them (module docstring).
+        force_untried: ``"dmed"`` and ``"ps"`` only; untried actions first (not the
+            paper's rule; off by default).
+        planner: ``"incremental"`` (default) or ``"full"``.
+        refresh_every: the incremental planner's re-inversion period; ``None`` for the
+            dtype's default.
+
+    Returns:
+        The :class:`~jaxmdp.Agent`.
+
+    Raises:
+        ValueError: for an option of the wrong type or value.
+    """
+    config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
+    _check_config(name, config)
+    return Agent(name, _init, _STEPS[name], config, _validate)
+
+
+for _name in PAPER_AGENTS:
+    register_agent(_name, lambda _n=_name, **options: paper_agent(_n, **options))

@@ -1,0 +1,231 @@
+"""The agent protocol: a new agent runs without touching the simulator; the redesign keeps
+the paper's agents' behaviour; reward laws and learned rewards."""
+
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp.agents import Observation
+from jaxmdp.simulate import env_spec
+
+DATA = Path(__file__).resolve().parent / "data" / "regression_3fc08ff.npz"
+
+
+# --- A small agent with its own state and its own planner, defined here --------------------
+class GreedyState(NamedTuple):
+    rounds: jax.Array  # rounds this agent has played
+    visits: jax.Array  # its own count of n[x, a], to compare with the simulator's
+    values: jax.Array  # its planner's relative values, [S]
+    policy: jax.Array  # greedy policy of its last plan, [S]
+
+
+def _greedy_init(key, spec, config):
+    del key
+    S, A = spec.num_states, spec.num_actions
+    return GreedyState(jnp.int32(0), jnp.zeros((S, A), jnp.int32),
+                       jnp.zeros(S, spec.rewards.dtype), jnp.zeros(S, jnp.int32))
+
+
+def _greedy_step(key, state, obs, spec, config):
+    """Certainty equivalence with its own planner: every `config` rounds, a few sweeps of
+    relative value iteration on the empirical MDP (uniform where untried); plays the plan's
+    action, or a random admissible action with probability 0.1."""
+    counts = obs.counts.astype(state.values.dtype)
+    n = counts.sum(-1, keepdims=True)
+    p = jnp.where(n > 0, counts / jnp.maximum(n, 1), 1.0 / spec.num_states)
+
+    def replan(values):
+        def sweep(v, _):
+            q = jnp.where(spec.mask, spec.rewards + p @ v, -jnp.inf)
+            v = q.max(-1)
+            return v - v[0], None
+
+        values, _ = jax.lax.scan(sweep, values, None, length=20)
+        q = jnp.where(spec.mask, spec.rewards + p @ values, -jnp.inf)
+        return values, jnp.argmax(q, -1).astype(jnp.int32)
+
+    values, policy = jax.lax.cond(obs.step % config == 0, replan,
+                                  lambda v: (v, state.policy), state.values)
+    explore_key, choice_key = jax.random.split(key)
+    logits = jnp.where(spec.mask[obs.state], 0.0, -jnp.inf)
+    random_action = jax.random.categorical(choice_key, logits).astype(jnp.int32)
+    action = jnp.where(jax.random.uniform(explore_key) < 0.1, random_action,
+                       policy[obs.state])
+    visits = state.visits.at[obs.state, action].add(1)
+    return action, GreedyState(state.rounds + 1, visits, values, policy)
+
+
+GREEDY = jm.Agent("greedy", _greedy_init, _greedy_step, config=5)
+
+
+def test_an_agent_defined_outside_the_package_runs_in_the_simulator():
+    mdp = jm.envs.make("riverswim-6")
+    kwargs = dict(horizon=300, replications=8, seed=3, progress=False, chunk_size=100)
+    traj = jm.simulate(mdp, GREEDY, **kwargs)
+    state = traj.agent_state
+    # Its state went through the scan, vmap and the chunk loop untouched by the simulator.
+    np.testing.assert_array_equal(state.rounds, 300)
+    np.testing.assert_array_equal(state.visits, traj.counts.sum(-1))
+    np.testing.assert_array_equal(traj.policy, state.policy)
+    assert state.values.shape == (8, 6)
+    # Deterministic, and chunking changes nothing.
+    again = jm.simulate(mdp, GREEDY, **{**kwargs, "chunk_size": 300})
+    np.testing.assert_array_equal(again.pseudo_regret, traj.pseudo_regret)
+    np.testing.assert_array_equal(again.agent_state.values, state.values)
+    # Its planner ran: in the last state "right" earns 1 and is the greedy choice.
+    np.testing.assert_array_equal(np.asarray(state.policy)[:, -1], 1)
+
+
+def test_an_agent_without_policy_has_none():
+    def init(key, spec, config):
+        return ()
+
+    def step(key, state, obs, spec, config):
+        return jnp.int32(0), state
+
+    traj = jm.simulate(jm.envs.make("paper-mdp"), jm.Agent("zero", init, step), 20, 2,
+                       progress=False, record_path=True)
+    assert traj.policy is None and traj.agent_state == ()
+    np.testing.assert_array_equal(traj.actions, 0)
+
+
+def test_observation_rounds_are_unbatched_and_count_initial_transitions():
+    seen = []
+
+    def init(key, spec, config):
+        return jnp.int32(0)
+
+    def step(key, state, obs, spec, config):
+        # Under vmap over replications the round counters are plain (unbatched) values.
+        seen.append(isinstance(obs.t, jax.core.Tracer) and obs.t.ndim == 0)
+        return jnp.int32(0), state + obs.t - obs.step
+
+    rigged = jm.examples.rigged_counts()
+    traj = jm.simulate(jm.envs.make("paper-mdp"), jm.Agent("t", init, step), 10, 3,
+                       initial_counts=rigged, progress=False)
+    # t = 61 + step for every round: the sum of (t - step) over 10 rounds is 610.
+    np.testing.assert_array_equal(traj.agent_state, 10 * (int(rigged.sum()) + 1))
+    assert seen and all(seen)
+
+
+# --- The paper's agents keep their behaviour ------------------------------------------------
+@pytest.mark.parametrize("name", ["ucb", "olp"])
+@pytest.mark.parametrize("case", ["paper", "rigged", "garnet"])
+def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
+    """Trajectories saved from commit 3fc08ff (tests/data/make_regression_3fc08ff.py)."""
+    data = np.load(DATA)
+    paper = jm.envs.make("paper-mdp")
+    mdp = {"paper": paper, "rigged": paper,
+           "garnet": jm.MDP(data["garnet_P"], data["garnet_R"])}[case]
+    counts = jm.examples.rigged_counts() if case == "rigged" else None
+    traj = jm.simulate(mdp, name, 1500, 4, 7, initial_counts=counts, progress=False,
+                       chunk_size=1500, record_path=True)
+    np.testing.assert_array_equal(traj.states, data[f"{name}_{case}_states"])
+    np.testing.assert_array_equal(traj.actions, data[f"{name}_{case}_actions"])
+    np.testing.assert_array_equal(traj.pseudo_regret, data[f"{name}_{case}_pseudo_regret"])
+
+
+@pytest.mark.parametrize("name", ["dmed", "ps"])
+def test_force_untried_reproduces_the_old_dmed_and_ps(name):
+    data = np.load(DATA)
+    agent = jm.get_agent(name, force_untried=True)
+    traj = jm.simulate(jm.envs.make("paper-mdp"), agent, 1500, 4, 7, progress=False,
+                       chunk_size=1500, record_path=True)
+    np.testing.assert_array_equal(traj.actions, data[f"{name}_paper_actions"])
+    np.testing.assert_array_equal(traj.pseudo_regret, data[f"{name}_paper_pseudo_regret"])
+    # The paper's rule (the default) plays differently from round 1 on in some run.
+    paper_rule = jm.simulate(jm.envs.make("paper-mdp"), name, 1500, 4, 7, progress=False,
+                             chunk_size=1500, record_path=True)
+    assert not np.array_equal(paper_rule.actions, traj.actions)
+
+
+def test_known_rewards_ignore_the_reward_law_for_decisions():
+    """With known rewards the agents see only transitions: drawing the rewards changes the
+    realised regret, not the pseudo-regret (the draws use their own key)."""
+    paper = jm.envs.make("paper-mdp")
+    for name in ("ucb", "ps"):
+        a = jm.simulate(paper, name, 300, 8, 1, progress=False)
+        b = jm.simulate(paper.with_reward_law("bernoulli"), name, 300, 8, 1, progress=False)
+        np.testing.assert_array_equal(a.pseudo_regret, b.pseudo_regret)
+        assert not np.array_equal(a.regret, b.regret)
+
+
+# --- Reward laws ----------------------------------------------------------------------------
+@pytest.mark.parametrize("law, sigma", [("bernoulli", None), ("gaussian", 0.7)])
+def test_reward_draws_have_the_right_mean_and_variance(law, sigma):
+    # One state, one action, mean 0.3: the realised regret of T rounds is T * 0.3 - sum r.
+    mdp = jm.MDP(jnp.ones((1, 1, 1)), jnp.array([[0.3]]), reward_law=law, reward_sigma=sigma)
+    T, reps = 400, 2000
+    traj = jm.simulate(mdp, "ucb", T, reps, 5, progress=False)
+    sums = np.asarray(traj.reward_sums[:, 0, 0])
+    np.testing.assert_allclose(T * 0.3 - sums, np.asarray(traj.regret[:, -1]), atol=1e-9)
+    var = 0.3 * 0.7 if law == "bernoulli" else sigma ** 2
+    # Mean of reps sums: within 4 standard errors; variance within 15% (reps = 2000).
+    assert abs(sums.mean() / T - 0.3) < 4 * np.sqrt(var / (T * reps))
+    np.testing.assert_allclose(sums.var(ddof=1) / T, var, rtol=0.15)
+    if law == "bernoulli":
+        np.testing.assert_array_equal(sums, np.round(sums))  # 0/1 rewards
+    np.testing.assert_array_equal(traj.pseudo_regret, 0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(reward_law="poisson"), r"reward_law must be one of \['deterministic', "
+                                     r"'bernoulli', 'gaussian'\], got 'poisson'"),
+        (dict(reward_law="gaussian", reward_sigma=-0.5), "reward_sigma must be a positive"
+                                                        " finite number.*got reward_sigma=-0.5"),
+        (dict(reward_law="gaussian"), "got reward_sigma=None"),
+        (dict(reward_law="bernoulli", reward_sigma=0.5), "reward_sigma is only used by the "
+                                                         "Gaussian reward law"),
+    ],
+)
+def test_reward_law_validation(kwargs, match):
+    paper = jm.envs.make("paper-mdp")
+    with pytest.raises(ValueError, match=match):
+        jm.MDP(paper.P, paper.R, **kwargs)
+
+
+def test_bernoulli_law_needs_means_in_unit_interval():
+    paper = jm.envs.make("paper-mdp")
+    with pytest.raises(ValueError, match=r"R must lie in \[0, 1\] for the Bernoulli reward law"
+                                         r".*got R\[1, 1\] = 1.42"):
+        jm.MDP(paper.P, paper.R * 2, reward_law="bernoulli")
+
+
+def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
+    paper = jm.envs.make("paper-mdp")
+    shifted = jm.MDP(paper.P, paper.R + 1.0)
+    with pytest.raises(ValueError, match=r"known_rewards=False .* models rewards in \[0, 1\], "
+                                         r"got R\[0, 0\] = 1.13"):
+        jm.simulate(shifted, jm.get_agent("ucb", known_rewards=False), 10, 2, progress=False)
+    # Known rewards, or a Gaussian law, are fine.
+    jm.simulate(shifted, "ucb", 10, 2, progress=False)
+
+
+def test_simulate_rejects_planner_options_for_agent_objects():
+    with pytest.raises(ValueError, match="planner and refresh_every configure a named agent"):
+        jm.simulate(jm.envs.make("paper-mdp"), GREEDY, 10, 2, planner="full", progress=False)
+
+
+# --- Learned rewards: the estimates the agents plan with ------------------------------------
+def test_learning_agents_plan_with_posterior_mean_rewards():
+    paper = jm.envs.make("paper-mdp").with_reward_law("bernoulli")
+    spec = env_spec(paper)
+    agent = jm.get_agent("ucb", known_rewards=False)
+    state = agent.init(jax.random.key(0), spec)
+    counts = jnp.asarray(jm.examples.rigged_counts())
+    sums = jnp.array([[3.0, 7.0], [0.0, 10.0], [9.0, 1.0]])  # n = 10 for every pair
+    obs = Observation(jnp.int32(61), jnp.int32(0), jnp.int32(0), counts, sums)
+    action, state = agent.step(jax.random.key(1), state, obs, spec)
+    # The plan uses r_hat = (sum + 1) / (n + 2), not the true R.
+    r_hat = (np.asarray(sums) + 1) / 12
+    expected = jm.estimate(counts, paper, rewards=r_hat)
+    np.testing.assert_array_equal(state.policy, expected.policy)
+    truth = jm.estimate(counts, paper)
+    assert not np.array_equal(expected.policy, truth.policy)
