@@ -15,6 +15,34 @@ Everything is written for one MDP and batches with ``vmap``. Gain and bias are
 differentiable in ``P`` and ``R`` at the (fixed) optimal policy by implicit
 differentiation of the policy-evaluation equations; the iterations are never
 differentiated.
+
+Supported MDP classes:
+
+* :func:`policy_iteration` (the jitted core) solves every finite MDP. Unichain policy
+  iteration runs first; if it meets a policy with several recurrent classes (possible
+  as soon as ``P`` has zeros, e.g. grid worlds and RiverSwim), multichain policy
+  iteration (Puterman 1994, section 9.2) takes over from that policy. ``CONVERGED``
+  means the optimal gain is the same from every state (unichain, communicating and
+  weakly communicating MDPs, or any MDP whose optimal gain does not depend on the
+  start): the result is exact, with an optimal policy and a bias solving eq. (1).
+  ``MULTICHAIN`` means the optimal gain depends on the initial state: the policy is
+  still optimal from every state, but no scalar gain solves eq. (1).
+* :func:`solve_average_reward`, :func:`gaps` and :func:`regret_lower_bound` (and
+  :func:`jaxmdp.simulate`, which calls them) need a constant optimal gain; called
+  eagerly on any other MDP they raise ``ValueError`` naming the states and their
+  optimal gains. Under ``jit``/``vmap``/``grad`` they cannot raise and return the
+  values of :class:`PlanningStatus` ``MULTICHAIN`` (the gain from state 0).
+* Derivatives of gain and bias are exact when the returned optimal policy is unichain
+  (always when every policy is, e.g. all entries of ``P`` positive). When it has
+  several recurrent classes of equal gain (tied optima), gain and bias are not
+  differentiable (the optimal gain is a maximum over the tied classes) and their
+  derivatives are 0, never NaN; the same holds for ``MULTICHAIN``.
+* The lower bound follows Burnetas & Katehakis (1997), whose theorem assumes every
+  policy irreducible; for communicating MDPs with zero transitions it is the same
+  formula, with :math:`\mathbf{K}` the infimum over all laws ``q`` on the states,
+  including states where ``P[x, a]`` is 0 (``KL(p || q)`` stays finite there). When
+  the optimal policy is not unique up to its recurrent class (tied optima) the bias,
+  hence the gaps and ``K``, depend on which solution of eq. (1) is returned.
 """
 
 from __future__ import annotations
@@ -56,14 +84,24 @@ class PlanningStatus(enum.IntEnum):
             average-reward optimal from every initial state.
         MAX_STEPS: ``max_steps`` evaluations ran without convergence; the returned
             ``(gain, bias, policy)`` are the last evaluated policy and its exact values.
-        SINGULAR: the evaluation system of the returned policy is singular (the policy
-            has more than one recurrent class, i.e. the MDP is multichain); iteration
-            stopped there and ``gain`` and ``bias`` are set to 0.
+        SINGULAR: an evaluation produced non-finite values (e.g. ``P`` or ``R`` not
+            finite); iteration stopped there and ``gain`` and ``bias`` are set to 0.
+            (Before multichain policy iteration was added, :func:`policy_iteration`
+            returned it for every policy with several recurrent classes;
+            :func:`jaxmdp.incremental.incremental_policy_iteration`, which is
+            unichain-only, still does.)
+        MULTICHAIN: the optimal gain depends on the initial state (the MDP is
+            multichain and not weakly communicating). ``policy`` is optimal from every
+            initial state; ``gain`` is the optimal gain from state 0 and ``bias`` the
+            bias of ``policy`` shifted so that ``bias[0] == 0``. The eager
+            :func:`solve_average_reward`, :func:`gaps` and :func:`regret_lower_bound`
+            raise ``ValueError`` instead.
     """
 
     CONVERGED = 0
     MAX_STEPS = 1
     SINGULAR = 2
+    MULTICHAIN = 3
 
 
 _RUNNING = -1
@@ -73,7 +111,8 @@ class PlanningSolution(NamedTuple):
     """Result of :func:`policy_iteration`.
 
     Attributes:
-        gain: optimal average reward :math:`\\phi`, shape ``[]``.
+        gain: optimal average reward :math:`\\phi`, shape ``[]`` (from state 0 when
+            ``status`` is ``MULTICHAIN``).
         bias: relative values :math:`v`, shape ``[S]``, with ``bias[0] == 0``.
         policy: an optimal deterministic policy, int32, shape ``[S]``.
         num_steps: number of policy evaluations performed (each followed by one
@@ -186,14 +225,79 @@ def _tolerance(R: jax.Array, mask: jax.Array, bias: jax.Array, rtol: float) -> j
     return rtol * (1 + reward_scale + jnp.max(bias) - jnp.min(bias))
 
 
+def _keep_or_lowest(values: jax.Array, tol: jax.Array, policy: jax.Array):
+    """Per state: the current action if within ``tol`` of the best, else the lowest such.
+
+    ``values`` is ``[S, A]`` with ``-inf`` on excluded actions. Returns the new policy
+    and the ``[S, A]`` set of actions within ``tol`` of the best.
+    """
+    best = jnp.max(values, axis=-1, keepdims=True)
+    near_best = values >= best - tol
+    keep = jnp.take_along_axis(near_best, policy[:, None], axis=1)[:, 0]
+    lowest = jnp.argmax(near_best, axis=-1).astype(jnp.int32)
+    return jnp.where(keep, policy, lowest), near_best
+
+
 def _improve(P, R, mask, bias, policy, rtol):
     """Greedy step that keeps the current action when it is within `tol` of the best."""
     q = jnp.where(mask, _q_values(P, R, bias), -jnp.inf)
-    best = jnp.max(q, axis=-1, keepdims=True)
-    near_best = q >= best - _tolerance(R, mask, bias, rtol)
-    keep = jnp.take_along_axis(near_best, policy[:, None], axis=1)[:, 0]
-    lowest = jnp.argmax(near_best, axis=-1).astype(jnp.int32)
-    return jnp.where(keep, policy, lowest)
+    return _keep_or_lowest(q, _tolerance(R, mask, bias, rtol), policy)[0]
+
+
+def _evaluate_multichain(P: jax.Array, R: jax.Array, policy: jax.Array):
+    """Gain vector and bias of any policy, unichain or not (Puterman 1994, section 8.2).
+
+    With ``A = I - P_pi``, the gain is ``g = P* r_pi`` and the bias ``h = (A + P*)^{-1}
+    (r_pi - g)``, where ``P*`` (the Cesaro limit of ``P_pi^n``) is the projector onto
+    ``null(A)`` along ``range(A)`` and ``A + P*`` (the inverse of the fundamental matrix)
+    is nonsingular. ``(g, h)`` is the unique solution of the multichain evaluation
+    equations ``(I - P_pi) g = 0``, ``g + (I - P_pi) h = r_pi``, ``h + (I - P_pi) w = 0``
+    (the third is equivalent to ``P* h = 0``; it fixes ``h`` and leaves ``w`` free up to
+    ``null(A)``, which is why that ``3S x 3S`` system is singular and is not solved).
+
+    ``P*`` comes from one SVD ``A = U diag(sigma) V^T``: the right singular vectors of the
+    ``k`` (numerically) zero singular values span ``null(A)`` (``V0``; one dimension per
+    recurrent class), the left ones span ``null(A^T)`` (``U0``, the stationary laws), and
+    ``P* = V0 (U0^T V0)^{-1} U0^T``. A singular value is zero when at most
+    ``S * eps * sigma_max`` (the pivot threshold of :func:`_evaluate`), and the smallest
+    one always is (``A 1 = 0``). All shapes are static: the ``S - k`` other directions
+    enter ``U0^T V0`` as an identity block.
+    """
+    num_states = P.shape[-1]
+    P_pi, r_pi = _policy_rows(P, R, policy)
+    A = jnp.eye(num_states, dtype=P.dtype) - P_pi
+    U, sigma, Vt = jnp.linalg.svd(A)
+    threshold = num_states * jnp.finfo(P.dtype).eps * sigma[0]
+    null = (sigma <= threshold).at[-1].set(True)
+    U0 = jnp.where(null[None, :], U, 0)
+    V0 = jnp.where(null[:, None], Vt, 0).T
+    coupling = jnp.matmul(U0.T, V0, precision=_HIGHEST) + jnp.diag(~null).astype(P.dtype)
+    limit = jnp.matmul(V0, jnp.linalg.solve(coupling, U0.T), precision=_HIGHEST)
+    gains = jnp.matmul(limit, r_pi, precision=_HIGHEST)
+    bias = jnp.linalg.solve(A + limit, r_pi - gains)
+    return gains, bias
+
+
+def _improve_multichain(P, R, mask, gains, bias, policy, rtol):
+    """Puterman's (1994, section 9.2.1) two-stage improvement, keeping current actions.
+
+    First on ``P g``: if some state's current action is not within ``tol`` of
+    ``max_a p^a_x . g``, switch there (to the lowest index within ``tol``) and stop.
+    Otherwise improve on ``r + P h`` among the actions within ``tol`` of that maximum.
+    """
+    first_values = jnp.where(
+        mask, jnp.einsum("xay,y->xa", P, gains, precision=_HIGHEST), -jnp.inf
+    )
+    first, near_best = _keep_or_lowest(first_values, _tolerance(R, mask, gains, rtol), policy)
+    second_values = jnp.where(mask & near_best, _q_values(P, R, bias), -jnp.inf)
+    second, _ = _keep_or_lowest(second_values, _tolerance(R, mask, bias, rtol), policy)
+    return jnp.where(jnp.any(first != policy), first, second)
+
+
+def _gain_tolerance(R: jax.Array, mask: jax.Array, rtol) -> jax.Array:
+    """Largest span of the optimal gain vector that still counts as a constant gain."""
+    reward_scale = jnp.max(jnp.where(mask, jnp.abs(R), 0))
+    return jnp.sqrt(rtol) * (1 + reward_scale)
 
 
 @jax.custom_jvp
@@ -222,7 +326,7 @@ def _with_evaluation_derivatives_jvp(primals, tangents):
     return (gain, bias), (dx[0], dx.at[0].set(0))
 
 
-def _iterate(P, R, mask, init_policy, max_steps, rtol) -> PlanningSolution:
+def _iterate(P, R, mask, init_policy, max_steps, rtol):
     num_states = P.shape[-1]
     P_const = jax.lax.stop_gradient(P)
     R_const = jax.lax.stop_gradient(R)
@@ -254,11 +358,67 @@ def _iterate(P, R, mask, init_policy, max_steps, rtol) -> PlanningSolution:
         status=jnp.array(_RUNNING, jnp.int32),
     )
     final = jax.lax.while_loop(cond_fun, body_fun, init)
+    final, gains = _iterate_multichain(P_const, R_const, mask, final, max_steps, rtol)
     status = jnp.where(final.status == _RUNNING, PlanningStatus.MAX_STEPS, final.status)
     gain, bias = _with_evaluation_derivatives(
         P, R, final.policy, final.gain, final.bias, final.lu, final.piv, final.ok
     )
-    return PlanningSolution(gain, bias, final.policy, final.step, status.astype(jnp.int32))
+    sol = PlanningSolution(gain, bias, final.policy, final.step, status.astype(jnp.int32))
+    return sol, gains
+
+
+class _MultichainCarry(NamedTuple):
+    last: _Carry  # as in the unichain loop; gain and bias are gains[0] and h - h[0]
+    gains: jax.Array  # the gain vector of last.policy, [S]
+
+
+def _iterate_multichain(P, R, mask, unichain: _Carry, max_steps, rtol):
+    """Multichain policy iteration (Puterman 1994, section 9.2.1) after a singular step.
+
+    Runs zero iterations unless the unichain loop stopped ``SINGULAR``; then it
+    re-evaluates that policy (the failed evaluation is not counted twice) and iterates
+    with gain-vector evaluations (:func:`_evaluate_multichain`; the unichain LU solve
+    where it succeeds, whose constant gain vector makes the first improvement stage a
+    tie everywhere) and the two-stage improvement (:func:`_improve_multichain`). On a
+    stable policy the status is ``CONVERGED`` if the optimal gain vector is constant
+    (span at most :func:`_gain_tolerance`), else ``MULTICHAIN``.
+    """
+    num_states = P.shape[-1]
+    singular = unichain.status == PlanningStatus.SINGULAR
+
+    def cond_fun(carry: _MultichainCarry) -> jax.Array:
+        return (carry.last.status == _RUNNING) & (carry.last.step < max_steps)
+
+    def body_fun(carry: _MultichainCarry) -> _MultichainCarry:
+        policy = carry.last.candidate
+        gain, bias, lu, piv, ok = _evaluate(P, R, policy)
+        gains, bias = jax.lax.cond(
+            ok,
+            lambda: (jnp.broadcast_to(gain, (num_states,)), bias),
+            lambda: _evaluate_multichain(P, R, policy),
+        )
+        finite = jnp.all(jnp.isfinite(gains)) & jnp.all(jnp.isfinite(bias))
+        gains = jnp.where(finite, gains, 0)
+        bias = jnp.where(finite, bias - bias[0], 0)
+        candidate = _improve_multichain(P, R, mask, gains, bias, policy, rtol)
+        stable = jnp.all(candidate == policy)
+        constant = jnp.max(gains) - jnp.min(gains) <= _gain_tolerance(R, mask, rtol)
+        done = jnp.where(constant, PlanningStatus.CONVERGED, PlanningStatus.MULTICHAIN)
+        status = jnp.where(finite, jnp.where(stable, done, _RUNNING), PlanningStatus.SINGULAR)
+        last = _Carry(policy, candidate, gains[0], bias, lu, piv, ok, carry.last.step + 1,
+                      status.astype(jnp.int32))
+        return _MultichainCarry(last, gains)
+
+    init = _MultichainCarry(
+        unichain._replace(
+            candidate=jnp.where(singular, unichain.policy, unichain.candidate),
+            step=jnp.where(singular, unichain.step - 1, unichain.step),
+            status=jnp.where(singular, _RUNNING, unichain.status).astype(jnp.int32),
+        ),
+        jnp.broadcast_to(unichain.gain, (num_states,)),
+    )
+    final = jax.lax.while_loop(cond_fun, body_fun, init)
+    return final.last, final.gains
 
 
 def _float_dtype(P, R):
@@ -266,8 +426,12 @@ def _float_dtype(P, R):
     return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.result_type(float)
 
 
-def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol) -> PlanningSolution:
-    """Normalises optional arguments to arrays, so that one program serves all calls."""
+def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol):
+    """Normalises optional arguments to arrays, so that one program serves all calls.
+
+    Returns ``(PlanningSolution, gains)`` with ``gains`` the gain vector of the returned
+    policy, shape ``[S]`` (the optimal gain from each state when converged).
+    """
     dtype = _float_dtype(P, R)
     num_states = jnp.shape(P)[-1]
     if base_mask is None:
@@ -291,6 +455,7 @@ def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol) -> Pl
 @jax.jit
 def _policy_iteration_jit(P, R, base_mask, mask, init_policy, max_steps, rtol):
     # One compiled program per shape and dtype: max_steps and rtol are traced values.
+    # Returns (PlanningSolution, gain vector [S]); the public function drops the latter.
     mask = _effective_mask(base_mask, mask)
     init = _initial_policy(R, mask, init_policy)
     return _iterate(P, R, mask, init, max_steps, rtol)
@@ -343,21 +508,38 @@ def policy_iteration(
     and an optimal warm start costs one evaluation and one improvement check. Here
     ``tol = rtol * (1 + max|R| + span(bias))``.
 
-    The loop is a ``lax.while_loop``; it works under ``jit`` and ``vmap``. The result is
-    exact (to rounding) whenever every policy it visits is unichain, in particular when
-    all entries of ``P`` are positive, as for the paper's parameter space and the
-    estimate ``(N + 1) / (n + S)``. ``status == CONVERGED`` certifies optimality from
-    every initial state even for multichain MDPs (a constant-gain solution of the
-    optimality equations). If a visited policy has several recurrent classes its
-    evaluation system is singular (detected by an LU pivot below ``S * eps * max
-    pivot``): iteration stops with ``status == SINGULAR``, ``gain = 0``, ``bias = 0``
-    and zero derivatives, never NaN; pass a unichain ``init_policy`` to avoid it.
+    The loop is a ``lax.while_loop``; it works under ``jit`` and ``vmap``. When every
+    policy it visits is unichain (in particular when all entries of ``P`` are
+    positive, as for the paper's parameter space and the estimate ``(N + 1) / (n +
+    S)``) this is all that runs.
+
+    **Multichain policies.** If a visited policy has several recurrent classes its
+    evaluation system is singular (an LU pivot below ``S * eps * max pivot``). Iteration
+    then continues, from that policy, with multichain policy iteration (Puterman 1994,
+    section 9.2.1) in a second ``lax.while_loop`` (which runs no iteration otherwise,
+    so batches of unichain MDPs pay nothing under ``vmap``): each policy is evaluated
+    for its gain *vector* ``g = P* r_pi`` and bias ``h = (I - P_pi + P*)^{-1} (r_pi -
+    g)`` (the unique solution of ``(I - P_pi) g = 0``, ``g + (I - P_pi) h = r_pi``,
+    ``P* h = 0``), with the Cesaro limit ``P*`` built from one SVD of ``I - P_pi``
+    (its numerically zero singular values, at most ``S * eps * sigma_max``, give the
+    stationary laws and the gain directions: ``P* = V0 (U0^T V0)^{-1} U0^T``); a
+    unichain policy is still evaluated by the LU solve. Improvement is first on
+    ``P g``, and only if no state changes, on ``r + P h`` among the actions within
+    ``tol`` of ``max P g``, keeping the current action on ties both times. On a stable
+    policy: ``CONVERGED`` if the optimal gain vector is constant (span at most
+    ``sqrt(rtol) * (1 + max|R|)``), with ``gain`` that constant and ``bias = h - h[0]``
+    (a solution of the optimality equations); ``MULTICHAIN`` otherwise, with ``gain``
+    the optimal gain from state 0. Either way ``policy`` is optimal from every state.
+    ``num_steps`` counts the evaluations of both loops (the singular one once) and
+    ``max_steps`` bounds their total.
 
     Gain and bias are differentiable in ``P`` and ``R`` at the returned (fixed) policy
     by implicit differentiation: the loop runs under ``stop_gradient`` and a
     ``custom_jvp`` differentiates the evaluation equations, reusing the LU factors of the
     last evaluation (``M dx = dr_pi + dP_pi bias``). The iterations are never
-    differentiated. ``P`` is treated as unconstrained: project onto row-sum-zero
+    differentiated. If the returned policy has several recurrent classes (tied optimal
+    classes, or ``MULTICHAIN``) gain and bias are not differentiable and their
+    derivatives are 0, never NaN. ``P`` is treated as unconstrained: project onto row-sum-zero
     directions for derivatives within the simplex.
 
     Args:
@@ -383,7 +565,7 @@ def policy_iteration(
         ([0, 1, 0], True)
     """
     _check_arguments(P, R, mask, init_policy, max_steps, rtol)
-    return _policy_iteration(P, R, None, mask, init_policy, max_steps, rtol)
+    return _policy_iteration(P, R, None, mask, init_policy, max_steps, rtol)[0]
 
 
 def solve_average_reward(
@@ -398,9 +580,10 @@ def solve_average_reward(
 
     Solves :math:`\phi + v_x = \max_{a \in A(x)} (r_{x,a} + \sum_y p^a_{x,y} v_y)` with
     :math:`v_0 = 0` by :func:`policy_iteration`, whose docstring describes tie-breaking,
-    the multichain behaviour (``gain = 0``, ``bias = 0`` on a singular evaluation; call
-    :func:`policy_iteration` to see the status) and the implicit differentiation of
-    ``gain`` and ``bias`` with respect to ``mdp.P`` and ``mdp.R``.
+    multichain policies and the implicit differentiation of ``gain`` and ``bias`` with
+    respect to ``mdp.P`` and ``mdp.R``. Exact for every MDP whose optimal gain does not
+    depend on the initial state (unichain, communicating, weakly communicating), also
+    when some policies are multichain (zero transitions).
 
     Args:
         mdp: the :class:`~jaxmdp.MDP`; ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
@@ -414,6 +597,12 @@ def solve_average_reward(
     Returns:
         ``(gain, bias, policy)`` with shapes ``[]``, ``[S]`` and ``[S]`` (int32), and
         ``bias[0] == 0``.
+
+    Raises:
+        ValueError: for invalid arguments, or, when called eagerly (not under
+            ``jit``/``vmap``/``grad``), if the optimal gain depends on the initial state
+            (status ``MULTICHAIN``); the message names the states and their optimal
+            gains. Traced calls return the gain from state 0 instead.
 
     Example:
         >>> import jax
@@ -437,7 +626,51 @@ def _check_mdp(mdp: MDP, mask, init_policy, max_steps: int, rtol) -> None:
 
 def _solve(mdp: MDP, mask, init_policy, *, max_steps: int, rtol) -> PlanningSolution:
     _check_mdp(mdp, mask, init_policy, max_steps, rtol)
-    return _policy_iteration(mdp.P, mdp.R, mdp.mask, mask, init_policy, max_steps, rtol)
+    sol, gains = _policy_iteration(mdp.P, mdp.R, mdp.mask, mask, init_policy, max_steps, rtol)
+    _check_constant_gain(mdp, sol, gains, rtol, masked=mask is not None)
+    return sol
+
+
+def _check_constant_gain(mdp: MDP, sol: PlanningSolution, gains, rtol, *, masked: bool):
+    """Raises ``ValueError`` if the solution's status is ``MULTICHAIN`` (eager calls only).
+
+    Under ``jit``, ``vmap`` or ``grad`` the status is not a concrete value; the traced
+    result (the gain from state 0, see :class:`PlanningStatus`) is returned unchecked.
+    """
+    if isinstance(sol.status, jax.core.Tracer) or isinstance(gains, jax.core.Tracer):
+        return
+    if int(sol.status) != PlanningStatus.MULTICHAIN:
+        return
+    gains = np.asarray(gains, np.float64)
+    R = np.asarray(mdp.R, np.float64)
+    if rtol is None:
+        rtol = _default_rtol(sol.bias.dtype, mdp.num_states)
+    scale = float(np.max(np.where(np.asarray(mdp.mask, bool), np.abs(R), 0)))
+    tol = math.sqrt(rtol) * (1 + scale)
+    # Group the states by optimal gain (values within tol of a group's first value).
+    groups: list[tuple[float, list[int]]] = []
+    for state in np.argsort(-gains, kind="stable"):
+        if groups and groups[-1][0] - gains[state] <= tol:
+            groups[-1][1].append(int(state))
+        else:
+            groups.append((float(gains[state]), [int(state)]))
+
+    def states(members: list[int]) -> str:
+        shown = ", ".join(map(str, sorted(members)[:10]))
+        plural = "s" if len(members) > 1 else ""
+        return f"[{shown}{', ...' if len(members) > 10 else ''}] ({len(members)} state{plural})"
+
+    described = "; ".join(f"{value:.6g} from states {states(m)}" for value, m in groups[:5])
+    more = f"; and {len(groups) - 5} more values" if len(groups) > 5 else ""
+    policy = np.asarray(sol.policy).tolist()
+    raise ValueError(
+        "mdp is multichain: its optimal gain depends on the initial state"
+        f"{' (with the given mask)' if masked else ''}: optimal gain {described}{more} "
+        f"(an optimal policy: {policy if len(policy) <= 20 else str(policy[:20])[:-1] + ', ...]'}"
+        "). The gain, bias, gaps and regret lower bound are defined for MDPs with a "
+        "constant optimal gain (unichain, communicating or weakly communicating); "
+        "jaxmdp.policy_iteration returns the optimal policy with status MULTICHAIN."
+    )
 
 
 def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None) -> jax.Array:
@@ -446,9 +679,9 @@ def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = N
     The expected loss of taking ``a`` once in ``x`` (the paper's
     :math:`\Delta(x, a, A, P)`), from the optimal gain and bias of
     :func:`solve_average_reward`. Values within the tie tolerance of 0 (including
-    every optimal action) are exactly 0; inadmissible pairs are ``+inf``. Meaningful when
-    :func:`policy_iteration` converges (always, if every policy is unichain); after a
-    singular evaluation they are computed from ``gain = bias = 0``.
+    every optimal action) are exactly 0; inadmissible pairs are ``+inf``. For MDPs with a
+    constant optimal gain (unichain, communicating, weakly communicating); see
+    :func:`solve_average_reward` for the multichain error.
 
     Args:
         mdp: the :class:`~jaxmdp.MDP`, ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
@@ -460,6 +693,10 @@ def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = N
         ``+inf`` on inadmissible ones. Differentiable in ``P`` and ``R`` (at the fixed
         optimal policy) where positive and finite.
 
+    Raises:
+        ValueError: as :func:`solve_average_reward` (invalid arguments; eagerly, an
+            optimal gain that depends on the initial state).
+
     Example:
         >>> import jaxmdp as jm
         >>> jm.gaps(jm.examples.paper_mdp()).shape
@@ -470,7 +707,8 @@ def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = N
 
 def _solve_with_gaps(mdp: MDP, max_steps: int, rtol) -> tuple[PlanningSolution, jax.Array]:
     _check_mdp(mdp, None, None, max_steps, rtol)
-    sol = _policy_iteration(mdp.P, mdp.R, mdp.mask, None, None, max_steps, rtol)
+    sol, gains = _policy_iteration(mdp.P, mdp.R, mdp.mask, None, None, max_steps, rtol)
+    _check_constant_gain(mdp, sol, gains, rtol, masked=False)
     rtol = _default_rtol(sol.bias.dtype, mdp.num_states) if rtol is None else rtol
     return sol, _gaps_from_solution(mdp, sol, jnp.asarray(rtol, sol.bias.dtype))
 
@@ -500,7 +738,11 @@ def regret_lower_bound(
     match the optimal value in ``x`` (with ``v`` and :math:`\phi` the optimal bias and
     gain). Pairs with :math:`\mathbf{K} = +\infty` (no such law: the level is at least
     :math:`\max v`) contribute 0; a suboptimal pair with :math:`\mathbf{K} = 0` (possible
-    only through rounding for a vanishing gap) contributes ``+inf``.
+    only through rounding for a vanishing gap) contributes ``+inf``. ``P[x, a]`` may have
+    zeros (communicating MDPs such as grid worlds): the infimum runs over every law on
+    the states, including those ``P[x, a]`` does not reach, where ``KL(p || q)`` stays
+    finite. Requires a constant optimal gain (see the module docstring for the classes
+    supported and what Burnetas & Katehakis assume).
 
     Args:
         mdp: the :class:`~jaxmdp.MDP`, ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
@@ -511,6 +753,10 @@ def regret_lower_bound(
         :class:`RegretLowerBound` ``(constant, K, gaps)``: shapes ``[]``, ``[S, A]``,
         ``[S, A]``. ``K`` is 0 on optimal pairs and ``+inf`` on inadmissible ones;
         ``gaps`` as in :func:`gaps`.
+
+    Raises:
+        ValueError: as :func:`solve_average_reward` (invalid arguments; eagerly, an
+            optimal gain that depends on the initial state).
 
     Example:
         >>> import jaxmdp as jm

@@ -82,6 +82,91 @@ def _lp_reference_gain(P, R, mask):
     return -res.fun
 
 
+def _multichain_lp_reference_gains(P, R, mask):
+    """Optimal gain vector of any MDP: Puterman's (1994, section 9.3) multichain primal LP.
+
+    minimise sum_s g_s / S subject to g_s >= sum_y p(y|s,a) g_y and
+    g_s + h_s >= r(s,a) + sum_y p(y|s,a) h_y for every admissible (s, a); g, h free.
+    """
+    S, _ = R.shape
+    rows, rhs = [], []
+    for s, a in zip(*np.nonzero(mask), strict=True):
+        first = np.zeros(2 * S)
+        first[:S] = P[s, a]
+        first[s] -= 1.0
+        second = np.zeros(2 * S)
+        second[S:] = P[s, a]
+        second[S + s] -= 1.0
+        second[s] -= 1.0
+        rows += [first, second]
+        rhs += [0.0, -R[s, a]]
+    res = scipy.optimize.linprog(
+        np.r_[np.full(S, 1.0 / S), np.zeros(S)],
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        bounds=(None, None),
+        method="highs",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    assert res.status == 0, res.message
+    return res.x[:S]
+
+
+def _policy_gains_reference(P, R, policy):
+    """Gain vector of any policy: P* r with P* = lim (I/2 + P_pi/2)^n by squaring."""
+    S = P.shape[0]
+    P_pi = P[np.arange(S), policy]
+    limit = 0.5 * (np.eye(S) + P_pi)
+    for _ in range(60):  # (I/2 + P_pi/2)^(2^60), rows renormalised against drift
+        limit = limit @ limit
+        limit /= limit.sum(axis=1, keepdims=True)
+    return limit @ R[np.arange(S), policy]
+
+
+def _rvi_aperiodic_reference(P, R, mask):
+    """Relative value iteration on the aperiodicity transform I/2 + P/2 (same gain)."""
+    S = P.shape[0]
+    return _rvi_reference(0.5 * (P + np.eye(S)[:, None, :]), R, mask)
+
+
+def _optimality_residual(P, R, mask, gain, bias):
+    """max_x |max_a (r + P v) - gain - v_x|: zero iff (gain, bias) solve eq. (1)."""
+    best = np.where(mask, R + P @ bias, -np.inf).max(axis=1)
+    return np.max(np.abs(best - gain - bias))
+
+
+def _kinf_primal_reference(p, v, rho):
+    """kinf by SLSQP on the primal: min KL(p||q) over the simplex with q.v >= rho.
+
+    q may put mass where p is 0 (KL(p||q) stays finite), as the lower bound requires.
+    """
+    if rho <= p @ v:
+        return 0.0
+    if rho >= v.max():
+        return np.inf
+    support = p > 0
+
+    def kl(q):
+        return np.sum(p[support] * np.log(p[support] / q[support]))
+
+    start = 0.01 * p
+    start[np.argmax(v)] += 0.99  # feasible whenever rho < 0.01 p.v + 0.99 max v
+    res = scipy.optimize.minimize(
+        kl,
+        start,
+        method="SLSQP",
+        bounds=[(1e-12, 1.0)] * p.size,
+        constraints=[
+            {"type": "eq", "fun": lambda q: np.sum(q) - 1.0},
+            {"type": "ineq", "fun": lambda q: q @ v - rho},
+        ],
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
+    q = res.x
+    assert abs(q.sum() - 1) < 1e-9 and q @ v >= rho - 1e-9, res.message  # feasible
+    return res.fun
+
+
 def _kinf_reference(p, v, rho):
     """kinf by its 1-D dual: max over 0 <= lam <= 1/(V - rho) of sum p ln(1 - lam (v - rho))."""
     V = v.max()
@@ -222,18 +307,25 @@ def test_two_hundred_random_mdps_match_references():
         assert np.all(policy < A)
         _, ref_bias = _evaluate_reference(P_i, R_i, policy)
         np.testing.assert_allclose(biases[i, :S], ref_bias, atol=1e-9)
-    # Sparse (GARNET) MDPs: converged solutions are certified optimal, so they match
-    # the LP; any singular evaluation is reported with NaN-free zeros.
+    # Sparse (GARNET) MDPs: every one is solved, whatever its chain structure; the gain
+    # matches the multichain LP's optimal gain from state 0 (the padded states are
+    # transient to state 0), CONVERGED exactly when that optimal gain vector is constant.
     converged = 0
     for i in range(_NUM_DIRICHLET, _NUM_DIRICHLET + _NUM_GARNET):
         P_i, R_i = instances[i]
-        if status[i] == jm.PlanningStatus.CONVERGED:
+        mask_i = np.ones(R_i.shape, bool)
+        ref_gains = _multichain_lp_reference_gains(P_i, R_i, mask_i)
+        assert abs(gains[i] - ref_gains[0]) < 1e-8, (i, gains[i], ref_gains)
+        if np.ptp(ref_gains) < 1e-8:
+            assert status[i] == jm.PlanningStatus.CONVERGED, i
             converged += 1
-            ref_gain = _lp_reference_gain(P_i, R_i, np.ones(R_i.shape, bool))
+            ref_gain = _lp_reference_gain(P_i, R_i, mask_i)
             assert abs(gains[i] - ref_gain) < 1e-8, (i, gains[i], ref_gain)
+            S = R_i.shape[0]
+            residual = _optimality_residual(P_i, R_i, mask_i, gains[i], biases[i, :S])
+            assert residual < 1e-9, (i, residual)
         else:
-            assert status[i] == jm.PlanningStatus.SINGULAR
-            assert gains[i] == 0 and np.all(biases[i] == 0)
+            assert status[i] == jm.PlanningStatus.MULTICHAIN, i
     assert converged >= _NUM_GARNET // 2
 
 
@@ -295,12 +387,25 @@ def _two_absorbing_states():
     return P, R
 
 
-def test_multichain_policy_is_reported_singular_without_nan():
+def test_multichain_mdp_core_reports_status_multichain():
+    # Optimal gain 0 from state 0 and 1 from states 1 and 2: the jitted core returns an
+    # optimal policy, the gain from state 0, a finite bias and status MULTICHAIN.
     P, R = _two_absorbing_states()
     sol = jm.policy_iteration(P, R)
-    assert int(sol.status) == jm.PlanningStatus.SINGULAR
-    assert int(sol.num_steps) == 1
-    assert float(sol.gain) == 0.0 and np.all(np.asarray(sol.bias) == 0.0)
+    assert int(sol.status) == jm.PlanningStatus.MULTICHAIN
+    assert int(sol.num_steps) == 2  # greedy start (0, 0, 0), then (0, 0, 1)
+    np.testing.assert_array_equal(sol.policy, [0, 0, 1])
+    assert float(sol.gain) == 0.0
+    # The bias of (0, 0, 1) (P* h = 0): h_2 = r - g_2 + h_1 = 0.2 - 1.
+    np.testing.assert_allclose(sol.bias, [0.0, 0.0, -0.8], atol=1e-14)
+    ref_gains = _multichain_lp_reference_gains(P, R, np.ones((3, 2), bool))
+    np.testing.assert_allclose(ref_gains, [0.0, 1.0, 1.0], atol=1e-9)
+    np.testing.assert_allclose(_policy_gains_reference(P, R, np.asarray(sol.policy)),
+                               ref_gains, atol=1e-9)
+    # Under jit the eager check cannot run: the traced result comes back unchecked.
+    gain, weighted_bias = _gain_and_weighted_bias(P, R)
+    assert float(gain) == 0.0
+    np.testing.assert_allclose(weighted_bias, _WEIGHTS[2] * -0.8, atol=1e-14)
 
 
 def test_multichain_mdp_with_unichain_start_converges_to_optimum():
@@ -311,8 +416,11 @@ def test_multichain_mdp_with_unichain_start_converges_to_optimum():
     P[1, 0, 1] = P[1, 1, 0] = 1.0
     P[2, 0, 0] = P[2, 1, 1] = 1.0
     R = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
-    cold = jm.policy_iteration(P, R)  # greedy in R: stay, stay, -> multichain
-    assert int(cold.status) == jm.PlanningStatus.SINGULAR
+    cold = jm.policy_iteration(P, R)  # greedy in R: stay, stay, -> multichain, then fixed
+    assert int(cold.status) == jm.PlanningStatus.CONVERGED
+    np.testing.assert_array_equal(cold.policy, [1, 0, 1])
+    np.testing.assert_allclose(cold.gain, 1.0, atol=1e-15)
+    np.testing.assert_allclose(cold.bias, [0.0, 1.0, 0.0], atol=1e-15)
     warm = jm.policy_iteration(P, R, init_policy=np.array([1, 0, 1]))
     assert int(warm.status) == jm.PlanningStatus.CONVERGED
     np.testing.assert_array_equal(warm.policy, [1, 0, 1])
@@ -524,3 +632,226 @@ def test_paper_lower_bound_has_an_infinite_K_pair():
     bound = jm.regret_lower_bound(jm.examples.paper_mdp())
     assert np.asarray(bound.K)[2, 1] == np.inf
     assert np.isfinite(float(bound.constant)) and float(bound.constant) > 0
+
+
+# ---------------------------------------------------------------------------------------
+# Communicating MDPs whose policies may be multichain (zero transitions), and multichain
+# MDPs (issue 13): multichain policy iteration after a singular evaluation.
+
+
+def _stay_or_switch():
+    """Two states; in each "stay" (rewards 0.5 and 0.6) or "switch" (reward 0)."""
+    P = np.zeros((2, 2, 2))
+    P[0, 0, 0] = P[0, 1, 1] = P[1, 0, 1] = P[1, 1, 0] = 1.0
+    return P, np.array([[0.5, 0.0], [0.6, 0.0]])
+
+
+@pytest.mark.parametrize("init", [None, (0, 0), (0, 1), (1, 0), (1, 1)])
+def test_stay_or_switch_is_solved_exactly_from_every_start(init):
+    # "Stay, stay" (the reward-greedy start) has two recurrent classes; the optimum is
+    # to switch in state 0 and stay in state 1: gain 0.6, bias (0, 0.6).
+    P, R = _stay_or_switch()
+    init_policy = None if init is None else np.array(init)
+    sol = jm.policy_iteration(P, R, init_policy=init_policy)
+    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    np.testing.assert_array_equal(sol.policy, [1, 0])
+    np.testing.assert_allclose(sol.gain, 0.6, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sol.bias, [0.0, 0.6], rtol=0, atol=1e-15)
+    gain, bias, policy = jm.solve_average_reward(jm.MDP(P, R), init_policy=init_policy)
+    np.testing.assert_array_equal(policy, [1, 0])
+    np.testing.assert_allclose(gain, _lp_reference_gain(P, R, np.ones((2, 2), bool)),
+                               atol=1e-12)
+    assert _optimality_residual(P, R, np.ones((2, 2), bool), gain, bias) < 1e-15
+
+
+def test_stay_or_switch_gaps_and_lower_bound_match_independent_computation():
+    P, R = _stay_or_switch()
+    bound = jm.regret_lower_bound(jm.MDP(P, R))
+    # Gaps: stay in 0 loses 0.6 - 0.5; switch in 1 loses 0.6 + v_1 - 0 - v_0 = 1.2.
+    np.testing.assert_allclose(bound.gaps, [[0.1, 0.0], [0.0, 1.2]], atol=1e-14)
+    np.testing.assert_allclose(jm.gaps(jm.MDP(P, R)), bound.gaps, rtol=0, atol=0)
+    # K(0, stay): p = (1, 0), v = (0, 0.6), level 0.1: q must move mass 1/6 to state 1,
+    # where p is 0; KL = ln(6/5). K(1, switch): level 1.2 > max v, so +inf.
+    ref_K = _kinf_primal_reference(P[0, 0], np.array([0.0, 0.6]), 0.1)
+    np.testing.assert_allclose(ref_K, np.log(1.2), rtol=1e-6)
+    K = np.asarray(bound.K)
+    np.testing.assert_allclose(K[0, 0], np.log(1.2), rtol=1e-12)
+    assert K[1, 1] == np.inf and K[0, 1] == 0 and K[1, 0] == 0
+    np.testing.assert_allclose(bound.constant, 0.1 / np.log(1.2), rtol=1e-12)
+
+
+def _eager_calls():
+    return {
+        "solve_average_reward": jm.solve_average_reward,
+        "gaps": jm.gaps,
+        "regret_lower_bound": jm.regret_lower_bound,
+        "simulate": lambda mdp: jm.simulate(mdp, "ucb", horizon=10, replications=1, seed=0,
+                                            progress=False),
+    }
+
+
+@pytest.mark.parametrize("name", ["solve_average_reward", "gaps", "regret_lower_bound",
+                                  "simulate"])
+def test_eager_api_raises_on_multichain_mdp(name):
+    P, R = _two_absorbing_states()
+    with pytest.raises(ValueError, match=r"mdp is multichain.*optimal gain 1 from states "
+                       r"\[1, 2\] \(2 states\); 0 from states \[0\] \(1 state\)"):
+        _eager_calls()[name](jm.MDP(P, R))
+
+
+def test_eager_api_names_the_mask_when_it_makes_the_mdp_multichain():
+    # With "switch" forbidden in both states, stay-or-switch has two closed classes.
+    P, R = _stay_or_switch()
+    mask = np.array([[True, False], [True, False]])
+    with pytest.raises(ValueError, match=r"with the given mask.*0\.6 from states \[1\]"):
+        jm.solve_average_reward(jm.MDP(P, R), mask=mask)
+
+
+def _grid_mdp(rows, cols, slip, rewards):
+    """Grid world: actions stay, up, down, left, right; a move succeeds w.p. 1 - slip and
+    otherwise leaves the agent in place (off-grid moves stay). Only "stay" is rewarded,
+    so the reward-greedy policy makes every cell absorbing; the MDP is communicating."""
+    S = rows * cols
+    P = np.zeros((S, 5, S))
+    R = np.zeros((S, 5))
+    for s in range(S):
+        r, c = divmod(s, cols)
+        P[s, 0, s] = 1.0
+        R[s, 0] = rewards[s]
+        for a, (dr, dc) in enumerate([(-1, 0), (1, 0), (0, -1), (0, 1)], start=1):
+            rr, cc = r + dr, c + dc
+            target = rr * cols + cc if 0 <= rr < rows and 0 <= cc < cols else s
+            P[s, a, target] += 1.0 - slip
+            P[s, a, s] += slip
+    return P, R
+
+
+def _grid_rewards(S):
+    return ((np.arange(S) * 7) % S + 1.0) / S  # distinct, maximum 1 in one cell
+
+
+# One shape (6 states, 5 actions) for all grids and sparse MDPs: one compilation.
+@pytest.mark.parametrize("rows,cols,slip", [(2, 3, 0.0), (2, 3, 0.3), (3, 2, 0.1), (6, 1, 0.5)])
+def test_grid_worlds_with_absorbing_policies_match_lp_and_rvi(rows, cols, slip):
+    S = rows * cols
+    P, R = _grid_mdp(rows, cols, slip, _grid_rewards(S))
+    mask = np.ones(R.shape, bool)
+    sol = jm.policy_iteration(P, R)
+    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    gain, bias, policy = (np.asarray(x) for x in (sol.gain, sol.bias, sol.policy))
+    ref_gain, bracket = _rvi_aperiodic_reference(P, R, mask)
+    np.testing.assert_allclose(gain, 1.0, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(gain, ref_gain, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(gain, _lp_reference_gain(P, R, mask), rtol=0, atol=1e-9)
+    assert bias[0] == 0 and _optimality_residual(P, R, mask, gain, bias) < 1e-12
+    np.testing.assert_allclose(_policy_gains_reference(P, R, policy), gain, atol=1e-12)
+    # The eager API agrees, and the lower bound is finite, positive and matches kinf's
+    # dual (a reference independent of jaxmdp) on every suboptimal pair.
+    mdp = jm.MDP(P, R)
+    np.testing.assert_array_equal(jm.solve_average_reward(mdp)[2], policy)
+    bound = jm.regret_lower_bound(mdp)
+    ref_gaps = gain + bias[:, None] - R - P @ bias
+    np.testing.assert_allclose(bound.gaps, np.where(ref_gaps > 1e-12, ref_gaps, 0), atol=1e-12)
+    expected = 0.0
+    for x, a in zip(*np.nonzero(np.asarray(bound.gaps) > 0), strict=True):
+        ref_K = _kinf_reference(P[x, a], bias, gain + bias[x] - R[x, a])
+        if np.isinf(ref_K):
+            assert np.asarray(bound.K)[x, a] == np.inf
+        else:
+            np.testing.assert_allclose(bound.K[x, a], ref_K, rtol=1e-7)
+            expected += ref_gaps[x, a] / ref_K
+    assert expected > 0
+    np.testing.assert_allclose(bound.constant, expected, rtol=1e-7)
+
+
+def test_grid_lower_bound_matches_primal_kl_minimisation():
+    # kinf with zeros in P: q may put mass where P[x, a] is 0. Checked against SLSQP on
+    # the primal (KL over the simplex), a method independent of kinf's 1-D dual.
+    P, R = _grid_mdp(2, 3, 0.0, _grid_rewards(6))
+    bound = jm.regret_lower_bound(jm.MDP(P, R))
+    gain, bias, _ = jm.solve_average_reward(jm.MDP(P, R))
+    gain, bias = float(gain), np.asarray(bias)
+    checked = 0
+    for x, a in zip(*np.nonzero(np.asarray(bound.gaps) > 0), strict=True):
+        ref_K = _kinf_primal_reference(P[x, a], bias, gain + bias[x] - R[x, a])
+        if np.isfinite(ref_K):
+            assert np.sum(P[x, a] == 0) == 5  # deterministic rows
+            np.testing.assert_allclose(bound.K[x, a], ref_K, rtol=1e-6)
+            checked += 1
+        else:
+            assert bound.K[x, a] == np.inf
+    assert checked >= 4
+
+
+def test_tied_optimal_classes_converge_with_finite_derivatives():
+    # States 0 and 2 share the best reward for "stay" (action 0); action 1 moves on
+    # cyclically (0 -> 1 -> 2 -> 0) with reward 0. The optimal gain is constant (1), but
+    # the returned optimal policy keeps both 0 and 2 absorbing: two recurrent classes.
+    # The result is CONVERGED and exact; gain and bias are not differentiable there (a
+    # maximum over the tied classes) and their derivatives are documented to be 0.
+    P = np.zeros((3, 2, 3))
+    P[np.arange(3), 0, np.arange(3)] = 1.0
+    P[np.arange(3), 1, (np.arange(3) + 1) % 3] = 1.0
+    R = np.array([[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]])
+    mask = np.ones(R.shape, bool)
+    sol = jm.policy_iteration(P, R)
+    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    np.testing.assert_array_equal(sol.policy, [0, 1, 0])
+    np.testing.assert_allclose(sol.gain, 1.0, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(sol.bias, [0.0, -1.0, 0.0], rtol=0, atol=1e-14)
+    assert _optimality_residual(P, R, mask, float(sol.gain), np.asarray(sol.bias)) < 1e-14
+    for gP, gR in _jacobians(P, R):
+        assert np.all(np.asarray(gP) == 0) and np.all(np.asarray(gR) == 0)
+
+
+def _sparse_mdp(seed):
+    """Two blocks of 3 states with sparse random rows (1 or 2 next states, zeros
+    elsewhere) inside each block; ``seed % 3`` bridges: none (multichain), one-way
+    from state 2 to state 3 (multichain or weakly communicating), or both ways."""
+    rng = np.random.default_rng(seed)
+    S, A, b = 6, 5, 1 + seed % 2
+    P = np.zeros((S, A, S))
+    for block in (range(3), range(3, 6)):
+        P_block, _ = _garnet_mdp(rng, 3, A, b)
+        P[block.start:block.stop, :, block.start:block.stop] = P_block
+    bridges = [[], [(2, 3)], [(2, 3), (3, 2)]][seed % 3]
+    for x, y in bridges:
+        P[x, A - 1] = np.eye(S)[y]
+    return P, np.round(rng.uniform(size=(S, A)), 2)
+
+
+_SPARSE_SEEDS = range(12)
+
+
+def test_sparse_mdps_match_multichain_lp_single_and_vmapped():
+    # Randomized but fixed (seeded) structured MDPs with many zero transitions: some are
+    # communicating or weakly communicating, some have a start-dependent optimal gain.
+    instances = [_sparse_mdp(seed) for seed in _SPARSE_SEEDS]
+    P_all, R_all = (np.stack(x) for x in zip(*instances, strict=True))
+    batched = jax.jit(jax.vmap(lambda P, R: jm.policy_iteration(P, R)))(P_all, R_all)
+    outcomes = []
+    for i, (P, R) in enumerate(instances):
+        mask = np.ones(R.shape, bool)
+        ref_gains = _multichain_lp_reference_gains(P, R, mask)
+        sol = jm.policy_iteration(P, R)
+        for field in sol._fields:  # the vmapped batch solves each MDP identically
+            np.testing.assert_array_equal(getattr(batched, field)[i], getattr(sol, field))
+        policy = np.asarray(sol.policy)
+        # The returned policy is optimal from every state, in either case.
+        np.testing.assert_allclose(_policy_gains_reference(P, R, policy), ref_gains,
+                                   atol=1e-9)
+        np.testing.assert_allclose(sol.gain, ref_gains[0], atol=1e-9)
+        assert float(sol.bias[0]) == 0.0
+        if np.ptp(ref_gains) < 1e-9:
+            outcomes.append("constant")
+            assert int(sol.status) == jm.PlanningStatus.CONVERGED, i
+            assert _optimality_residual(P, R, mask, float(sol.gain), np.asarray(sol.bias)) < 1e-12
+            gain, bias, _ = jm.solve_average_reward(jm.MDP(P, R))
+            np.testing.assert_allclose(gain, _rvi_aperiodic_reference(P, R, mask)[0],
+                                       atol=1e-10)
+        else:
+            outcomes.append("multichain")
+            assert int(sol.status) == jm.PlanningStatus.MULTICHAIN, i
+            with pytest.raises(ValueError, match="multichain"):
+                jm.solve_average_reward(jm.MDP(P, R))
+    assert outcomes.count("constant") >= 3 and outcomes.count("multichain") >= 3, outcomes
