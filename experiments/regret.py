@@ -57,37 +57,52 @@ def check_options(args):
         jm.get_agent(name)  # ValueError listing the known agents
 
 
+#: Bumped when an agent's behaviour changes, so saved results are not reused across it
+#: (2: MDP-PS and MDP-DMED follow the paper at zero counts).
+RESULTS_VERSION = 2
+
+
+def _labelled(agents):
+    """``[(label, agent)]`` from names (``"ucb"``) or ``(label, Agent)`` pairs."""
+    return [(a, a) if isinstance(a, str) else tuple(a) for a in agents]
+
+
 def run_agents(path: Path, mdp, *, agents, horizon: int, replications: int, seed: int,
                record_every: int, initial_counts=None, force: bool = False,
-               progress: bool = True) -> dict[str, np.ndarray]:
+               progress: bool = True, lower_bound: float | None = None
+               ) -> dict[str, np.ndarray]:
     """Simulates each agent and saves ``path`` after each one; reuses saved agents.
 
-    The file holds ``config`` (horizon, replications, seed, record_every, number of
-    initial transitions), ``times``, ``lower_bound``, and per agent
-    ``pseudo_regret_<agent>``, ``regret_<agent>`` (float32 ``[replications, K]``) and
-    ``seconds_<agent>`` (wall time, compile included).
+    ``agents`` holds names (default options) or ``(label, Agent)`` pairs (configured
+    agents, e.g. ``("ucb-learned", jm.get_agent("ucb", known_rewards=False))``). The file
+    holds ``config`` (horizon, replications, seed, record_every, number of initial
+    transitions, ``RESULTS_VERSION``), ``times``, ``lower_bound``, and per agent label
+    ``pseudo_regret_<label>``, ``regret_<label>`` (float32 ``[replications, K]``) and
+    ``seconds_<label>`` (wall time, compile included).
     """
     n0 = 0 if initial_counts is None else int(np.asarray(initial_counts).sum())
-    config = np.array([horizon, replications, seed, record_every, n0], dtype=np.int64)
+    config = np.array([horizon, replications, seed, record_every, n0, RESULTS_VERSION],
+                      dtype=np.int64)
     saved = None if force else load_npz(path)
     if saved is not None and not np.array_equal(saved.get("config"), config):
         saved = None  # different settings: recompute everything
     data = dict(saved) if saved is not None else {}
     if "lower_bound" not in data:
-        constant, _, _ = jm.regret_lower_bound(mdp)
-        data["lower_bound"] = np.asarray(float(constant))
+        if lower_bound is None:
+            lower_bound, _, _ = jm.regret_lower_bound(mdp)
+        data["lower_bound"] = np.asarray(float(lower_bound))
     data["config"] = config
-    for name in agents:
-        if f"pseudo_regret_{name}" in data:
-            print(f"{name}: reusing {path}", flush=True)
+    for label, agent in _labelled(agents):
+        if f"pseudo_regret_{label}" in data:
+            print(f"{label}: reusing {path}", flush=True)
             continue
         start = time.perf_counter()
-        traj = jm.simulate(mdp, name, horizon, replications, seed, initial_counts,
+        traj = jm.simulate(mdp, agent, horizon, replications, seed, initial_counts,
                            record_every=record_every, progress=progress)
-        data[f"pseudo_regret_{name}"] = np.asarray(traj.pseudo_regret, dtype=np.float32)
-        data[f"regret_{name}"] = np.asarray(traj.regret, dtype=np.float32)
+        data[f"pseudo_regret_{label}"] = np.asarray(traj.pseudo_regret, dtype=np.float32)
+        data[f"regret_{label}"] = np.asarray(traj.regret, dtype=np.float32)
         data["times"] = np.asarray(traj.times)
-        data[f"seconds_{name}"] = np.asarray(time.perf_counter() - start)
+        data[f"seconds_{label}"] = np.asarray(time.perf_counter() - start)
         save_npz_atomic(path, **data)
     return data
 

@@ -21,7 +21,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import base_parser, load_npz, save_figure  # noqa: E402
-from regret import add_options, check_options, curves, run_agents, summary  # noqa: E402
+from regret import (  # noqa: E402
+    RESULTS_VERSION,
+    add_options,
+    check_options,
+    curves,
+    run_agents,
+    summary,
+)
 
 import jaxmdp as jm  # noqa: E402
 from jaxmdp import plotting  # noqa: E402
@@ -31,7 +38,8 @@ NAME = "robustness"
 
 def baseline(args, mdp):
     """Un-rigged runs with the same settings: reused from regret.npz, else computed."""
-    config = np.array([args.horizon, args.replications, args.seed, args.record_every, 0])
+    config = np.array([args.horizon, args.replications, args.seed, args.record_every, 0,
+                       RESULTS_VERSION])
     regret_path = args.results_dir / "regret.npz"
     saved = load_npz(regret_path)
     if (saved is not None and np.array_equal(saved.get("config"), config)

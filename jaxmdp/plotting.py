@@ -74,7 +74,8 @@ def plot_mean_ci(ax, times, values, *, label: str | None = None, color=None,
     return line
 
 
-def plot_lower_bound(ax, times, constant: float, *, label: str | None = None):
+def plot_lower_bound(ax, times, constant: float, *, label: str | None = None,
+                     linestyle: str = "--"):
     """Draws the asymptotic lower bound ``constant * ln t`` (dashed, black).
 
     Args:
@@ -82,6 +83,7 @@ def plot_lower_bound(ax, times, constant: float, *, label: str | None = None):
         times: x values (rounds ``t >= 1``), shape ``[K]``.
         constant: the Burnetas–Katehakis constant ``sum gap / K``.
         label: legend label; defaults to ``"asymptotic lower bound C ln t"`` with ``C``.
+        linestyle: matplotlib line style (several bounds in one panel).
 
     Returns:
         The line artist.
@@ -90,23 +92,27 @@ def plot_lower_bound(ax, times, constant: float, *, label: str | None = None):
     if label is None:
         label = f"asymptotic lower bound {constant:.3g} ln t"
     (line,) = ax.plot(times, constant * np.log(times), color=LOWER_BOUND_COLOR,
-                      linestyle="--", linewidth=1.4, label=label)
+                      linestyle=linestyle, linewidth=1.4, label=label)
     return line
 
 
-def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float | None = None,
+def regret_figure(times, curves: Mapping[str, np.ndarray], *,
+                  lower_bound: float | Mapping[str, float] | None = None,
                   background: Mapping[str, np.ndarray] | None = None,
                   background_label: str = "", title: str = "",
                   ylabel: str = "cumulative pseudo-regret",
-                  order: Sequence[str] | None = None):
+                  order: Sequence[str] | None = None, background_style: str = "faint"):
     """Two panels of mean regret with 95% bands: log-time (left) and linear time (right).
 
     Args:
         times: rounds ``[K]`` at which the curves were recorded.
         curves: agent name -> samples ``[replications, K]``.
-        lower_bound: constant ``C`` of the ``C ln t`` line, or None for no line.
+        lower_bound: constant ``C`` of the ``C ln t`` line, or a mapping label ->
+            constant for several lines (dashed, dotted, ...), or None for no line.
         background: optional agent name -> samples drawn faint behind ``curves`` (same
             colour per agent), e.g. the un-rigged runs behind the rigged ones.
+        background_style: ``"faint"`` (thin, translucent) or ``"dashed"`` (full
+            strength, dashed: a second family of curves as readable as the first).
         background_label: what the faint curves are, for the legend.
         title: figure title.
         ylabel: y-axis label.
@@ -124,10 +130,14 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float
         for i, name in enumerate(names):
             color = agent_color(name, i)
             if background is not None and name in background:
-                plot_mean_ci(ax, times, background[name], color=color, faint=True)
+                plot_mean_ci(ax, times, background[name], color=color,
+                             faint=background_style == "faint",
+                             linestyle="--" if background_style == "dashed" else "-")
             plot_mean_ci(ax, times, curves[name], color=color, label=agent_label(name))
-        if lower_bound is not None:
-            plot_lower_bound(ax, times, lower_bound)
+        bounds = ({} if lower_bound is None else dict(lower_bound)
+                  if isinstance(lower_bound, Mapping) else {None: lower_bound})
+        for style, (label, constant) in zip(("--", ":", "-."), bounds.items()):
+            plot_lower_bound(ax, times, constant, label=label, linestyle=style)
         if log_time:
             ax.set_xscale("log")
             ax.set_xlim(max(1, times[0]), times[-1])
@@ -141,9 +151,14 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *, lower_bound: float
         ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     if background is not None:
-        (proxy,) = axes[0].plot([], [], color="gray", alpha=0.35, linewidth=1.0)
+        dashed = background_style == "dashed"
+        (proxy,) = axes[0].plot([], [], color="gray", alpha=1.0 if dashed else 0.35,
+                                linewidth=1.8 if dashed else 1.0,
+                                linestyle="--" if dashed else "-")
         handles.append(proxy)
-        labels.append(f"faint: {background_label}" if background_label else "faint: background")
+        kind = "dashed" if dashed else "faint"
+        labels.append(f"{kind}: {background_label}" if background_label else
+                      f"{kind}: background")
     fig.legend(handles, labels, loc="outside right center", fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)

@@ -115,13 +115,15 @@ _SHARDED_SCRIPT = textwrap.dedent("""
     # refreshes every 16 rounds, across chunk boundaries.
     kwargs = dict(horizon=120, replications=6, seed=7, record_every=2, chunk_size=60,
                   refresh_every=16, progress=False)
-    learner = jm.get_agent("ps", known_rewards=False)  # learns Bernoulli rewards
+    # Learns Bernoulli rewards; its options are its own, not simulate's.
+    learner = jm.get_agent("ps", known_rewards=False, refresh_every=16)
     bernoulli = mdp.with_reward_law("bernoulli")
+    own = {k: v for k, v in kwargs.items() if k != "refresh_every"}
     runs = {
         "four": jm.simulate(mdp, "ps", **kwargs),  # devices=None: all four
         "one": jm.simulate(mdp, "ps", devices=jax.devices()[:1], **kwargs),
-        "four_learner": jm.simulate(bernoulli, learner, **kwargs),
-        "one_learner": jm.simulate(bernoulli, learner, devices=jax.devices()[:1], **kwargs),
+        "four_learner": jm.simulate(bernoulli, learner, **own),
+        "one_learner": jm.simulate(bernoulli, learner, devices=jax.devices()[:1], **own),
     }
     fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
     out = {}

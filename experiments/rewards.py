@@ -1,0 +1,113 @@
+"""Known against learned rewards: the paper's four agents with Bernoulli rewards.
+
+The paper assumes the agent knows the mean rewards ``R`` and leaves unknown rewards to
+future work. Here the observed reward of ``(x, a)`` is Bernoulli(``R[x, a]``) and each
+agent runs twice: told ``R`` (``known_rewards=True``, dashed) and learning it from the
+observed rewards (``known_rewards=False``, solid; the rules are in
+``jaxmdp/agents/paper.py``). Two environments: the paper's 3-state MDP and RiverSwim-6.
+
+Two lower-bound lines (Burnetas & Katehakis 1997): ``C ln t`` with rewards known (the
+KL divergence is over next-state laws only) and with Bernoulli rewards learned, where
+``K(x, a)`` is the minimal KL divergence over joint laws of (reward, next state),
+``kinf(((1 - R) P, R P), (v*, 1 + v*), gain* + v*_x)``: a larger constant, since the
+agent must also tell reward means apart.
+
+Writes ``results/rewards_<env>.npz`` (atomically, after each agent; reused unless
+``--force``) and ``figures/rewards_<env>.png``.
+
+    python experiments/rewards.py [--horizon 10000] [--replications 50]
+                                  [--envs paper-mdp riverswim-6] [--agents ucb dmed olp ps]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import base_parser, load_npz, save_figure, save_npz_atomic  # noqa: E402
+from regret import DEFAULT_AGENTS, check_options, curves, run_agents, summary  # noqa: E402
+
+import jaxmdp as jm  # noqa: E402
+from jaxmdp import plotting  # noqa: E402
+
+NAME = "rewards"
+DEFAULT_ENVS = ("paper-mdp", "riverswim-6")
+
+
+def learned_reward_bound(mdp) -> float:
+    """The Burnetas–Katehakis constant when Bernoulli reward means are learned too.
+
+    ``sum over suboptimal (x, a) of gap / K`` with
+    ``K(x, a) = inf{KL(p || q) : E_q[r + v*(y)] >= gain* + v*_x}`` over joint laws of
+    (reward in {0, 1}, next state), ``p = ((1 - R) P[x, a], R P[x, a])``.
+    """
+    gain, bias, _ = jm.solve_average_reward(mdp)
+    gap = np.asarray(jm.gaps(mdp))
+    R = jnp.asarray(mdp.R)[..., None]
+    p_joint = jnp.concatenate([(1 - R) * mdp.P, R * mdp.P], axis=-1)  # [S, A, 2S]
+    values = jnp.concatenate([bias, 1 + bias])
+    level = gain + bias[:, None]
+    K = np.asarray(jm.kinf(p_joint, jnp.broadcast_to(values, p_joint.shape), level))
+    suboptimal = np.asarray(mdp.mask) & (gap > 0)
+    return float(np.sum(np.where(suboptimal, gap / np.where(suboptimal, K, 1.0), 0.0)))
+
+
+def main(argv=None):
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--horizon", type=int, default=10_000)
+    parser.add_argument("--replications", type=int, default=50)
+    parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS))
+    parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS),
+                        help=f"environments (jaxmdp.envs names), default {list(DEFAULT_ENVS)}")
+    parser.add_argument("--record-every", type=int, default=10)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    check_options(args)
+    for env in args.envs:
+        mdp = jm.envs.make(env).with_reward_law("bernoulli")
+        path = args.results_dir / f"{NAME}_{env}.npz"
+        if args.plot_only:
+            data = load_npz(path)
+            if data is None:
+                raise SystemExit(f"--plot-only: no saved results at {path}")
+        else:
+            agents = [(f"{a}-known", jm.get_agent(a)) for a in args.agents]
+            agents += [(f"{a}-learned", jm.get_agent(a, known_rewards=False))
+                       for a in args.agents]
+            data = run_agents(path, mdp, agents=agents, horizon=args.horizon,
+                              replications=args.replications, seed=args.seed,
+                              record_every=args.record_every, force=args.force,
+                              progress=not args.no_progress)
+            if "lower_bound_learned" not in data:
+                data["lower_bound_learned"] = np.asarray(learned_reward_bound(mdp))
+                save_npz_atomic(path, **data)
+        names = [a for a in args.agents if f"pseudo_regret_{a}-learned" in data]
+        learned = curves(data, [f"{n}-learned" for n in names])
+        known = curves(data, [f"{n}-known" for n in names])
+        replications = next(iter(learned.values())).shape[0]
+        fig = plotting.regret_figure(
+            data["times"], {n: learned[f"{n}-learned"] for n in names},
+            background={n: known[f"{n}-known"] for n in names},
+            background_label="same agent told the mean rewards", background_style="dashed",
+            lower_bound={
+                f"lower bound, rewards known: {float(data['lower_bound']):.3g} ln t":
+                    float(data["lower_bound"]),
+                f"lower bound, rewards learned: {float(data['lower_bound_learned']):.3g} ln t":
+                    float(data["lower_bound_learned"]),
+            },
+            title=f"{env}, Bernoulli rewards: solid = rewards learned, dashed = known "
+                  f"({replications} replications, mean and 95% CI)")
+        figure = save_figure(fig, f"{NAME}_{env}", figures_dir=args.figures_dir)
+        labels = [f"{n}-{kind}" for n in names for kind in ("known", "learned")]
+        print(summary(data, labels, title=f"{env}, Bernoulli rewards"))
+        print(f"learned-reward lower bound C = {float(data['lower_bound_learned']):.4f}")
+        print(f"results: {path}")
+        print(f"figure: {figure}")
+
+
+if __name__ == "__main__":
+    main()
