@@ -8,7 +8,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import examples
+from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, get_agent
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
@@ -44,6 +44,7 @@ __all__ = [
     "PlanningSolution",
     "PlanningStatus",
     "RegretLowerBound",
+    "envs",
     "examples",
     "gaps",
     "policy_iteration",
