@@ -261,7 +261,7 @@ def riverswim(n: int = 6, *, reward_left: float = 0.005, reward_right: float = 1
     Example:
         >>> import jaxmdp as jm
         >>> mdp = jm.envs.riverswim(6)
-        >>> [float(p) for p in mdp.P[2, 1, 1:4]]
+        >>> [round(float(p), 6) for p in mdp.P[2, 1, 1:4]]
         [0.05, 0.55, 0.4]
     """
     n = _check_chain_length(n)
