@@ -11,6 +11,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, get_agent
 from jaxmdp.estimators import Estimate, estimate
+from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
 from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
@@ -39,6 +40,8 @@ __all__ = [
     "kinf_solve",
     "kl_ucb",
     "kl_ucb_solve",
+    "kinf_gaussian",
+    "kl_ucb_gaussian",
     "l1_ucb",
     "MDP",
     "PlanningSolution",
