@@ -13,6 +13,9 @@ For each agent (MDP-UCB, MDP-DMED, OLP, MDP-PS) on the paper's 3-state MDP, at 1
 
     python benchmarks/simulate.py [--horizon 2000] [--replications 100 1000]
                                   [--numpy-steps 2000] [--agents ucb dmed olp ps] [--x64]
+
+To compare two versions of jaxmdp on the same machine, time another checkout (a git
+worktree) with ``--jaxmdp-root PATH --no-numpy`` in alternation with this one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+
+
+def _use_root(root: Path | None) -> None:
+    """Imports jaxmdp from ``root`` (another checkout) instead of this one."""
+    if root is not None:
+        sys.path.insert(0, str(Path(root).resolve()))
 
 
 def _timed(fn):
@@ -48,7 +57,12 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed calls per configuration; the fastest is reported")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    parser.add_argument("--jaxmdp-root", type=Path, default=None,
+                        help="import jaxmdp from this checkout (e.g. a git worktree of an "
+                             "older commit) to compare versions")
+    parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy loop")
     args = parser.parse_args(argv)
+    _use_root(args.jaxmdp_root)
 
     import jax
 
@@ -60,6 +74,7 @@ def main(argv=None):
 
     mdp = jm.examples.paper_mdp()
     mask = np.ones(ref.PAPER_R.shape, dtype=bool)
+    print(f"jaxmdp from {Path(jm.__file__).parent}")
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
@@ -72,9 +87,11 @@ def main(argv=None):
         # runs by default, so both spend the same share of rounds on early exploration).
         np_reps = args.numpy_replications
         np_horizon = args.numpy_steps
-        out, np_wall, _ = _timed(lambda: ref.run(ref.PAPER_P, ref.PAPER_R, mask, name,
-                                                 np_horizon, np_reps, seed=0))
-        numpy_us = out["seconds"] / (np_horizon * np_reps) * 1e6
+        numpy_us = np.nan
+        if not args.no_numpy:
+            out, _, _ = _timed(lambda: ref.run(ref.PAPER_P, ref.PAPER_R, mask, name,
+                                               np_horizon, np_reps, seed=0))
+            numpy_us = out["seconds"] / (np_horizon * np_reps) * 1e6
         for reps in args.replications:
             def call(seed, horizon):
                 traj = jm.simulate(mdp, name, horizon, reps, seed, progress=False,

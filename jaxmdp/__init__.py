@@ -9,7 +9,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import envs, examples
-from jaxmdp.agents import Agent, get_agent
+from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
 from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
@@ -54,6 +54,9 @@ __all__ = [
     "regret_lower_bound",
     "solve_average_reward",
     "Agent",
+    "EnvSpec",
+    "Observation",
+    "agent_names",
     "get_agent",
     "Estimate",
     "estimate",
