@@ -12,7 +12,14 @@ from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
-from jaxmdp.indices.kl import KLSolution, kinf, kinf_solve, kl_ucb, kl_ucb_solve
+from jaxmdp.indices.kl import (
+    KLSolution,
+    check_indices_inputs,
+    kinf,
+    kinf_solve,
+    kl_ucb,
+    kl_ucb_solve,
+)
 from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import (
@@ -43,6 +50,7 @@ __all__ = [
     "kinf_gaussian",
     "kl_ucb_gaussian",
     "l1_ucb",
+    "check_indices_inputs",
     "MDP",
     "PlanningSolution",
     "PlanningStatus",

@@ -827,3 +827,169 @@ def test_log1p_or_log_against_mpmath(dtype, rtol):
     zero = _log1p_or_log(jnp.asarray([0.1], dtype), jnp.asarray([0.0], dtype),
                          jnp.asarray([False]), jnp.asarray([True]))
     assert float(zero[0]) == -np.inf
+
+
+# Issue 13: the gradient in v is a probability vector (C(p, v + a) = C(p, v) + a) in every
+# case family; for kinf, D(p, v + a, rho + a) = D, so sum(dD/dv) = -dD/drho.
+_TIED = (  # peaked p, the maximum of v tied over 8 states: at large delta u* underflows
+    np.concatenate([np.full(8, (1 - 2e-6) / 8), [1e-6, 1e-6]]),
+    np.concatenate([np.ones(8), [0.0, 0.5]]),
+)
+_FAMILIES = {
+    "interior": (*_problem(40, 8, alpha=3.0), [1e-6, 0.05, 4.0, 1e3]),
+    "filippi-interior": (*FILIPPI, [0.3 * FILIPPI_SWITCH]),
+    "filippi-boundary": (*FILIPPI, [1.1 * FILIPPI_SWITCH, 12 * FILIPPI_SWITCH, 1e3]),
+    "tied-max-underflow": (*_TIED, [1e-3, 0.1, 10.0, 1e3]),
+    "delta-zero": (*_problem(41, 8), [0.0]),
+    "constant-v": (_problem(42, 8)[0], np.full(8, 0.3), [0.0, 0.1, 50.0]),
+    "p-on-argmax": (np.eye(8)[2], np.linspace(0, 1, 8)[[0, 1, 7, 2, 3, 4, 5, 6]], [0.1, 5.0]),
+    "tiny-p": (*FLOAT32_CASES["tiny-p-on-top"], [1e-12, 0.1, 100.0]),
+}
+
+
+@pytest.mark.parametrize("family", sorted(_FAMILIES))
+def test_kl_ucb_gradient_in_v_is_a_probability_vector(family):
+    p, v, deltas = _FAMILIES[family]
+    for delta in deltas:
+        (_, g_v, _), _ = gradients("C", p, v, delta)
+        assert np.all(g_v >= 0), (family, delta)
+        np.testing.assert_allclose(g_v.sum(), 1.0, rtol=0, atol=1e-14, err_msg=family)
+    # kinf on the same (p, v): sum of dD/dv is -dD/drho wherever D is finite.
+    mean = p @ v
+    for fraction in [1e-6, 0.3, 0.99]:
+        rho = mean + fraction * (v.max() - mean)
+        (_, g_v, g_r), _ = gradients("D", p, v, rho)
+        np.testing.assert_allclose(g_v.sum(), -g_r, rtol=1e-12, atol=1e-300, err_msg=family)
+
+
+def test_kl_ucb_tied_maximum_underflow_gives_renormalised_p():
+    """The issue's case: the gradient on the tied states is p renormalised over them."""
+    p, v, _ = _FAMILIES["tied-max-underflow"]
+    tied = v == v.max()
+    for delta in [0.1, 1e3]:
+        (_, g_v, _), _ = gradients("C", p, v, delta)
+        np.testing.assert_allclose(g_v[tied], p[tied] / p[tied].sum(), rtol=1e-14)
+        assert np.all(g_v[~tied] < 1e-200)
+
+
+# Issue 13: kinf decides rho <= p.v and solves on the exact differences rho - v_x.
+@pytest.mark.parametrize("offset", [1e4, -3e4])
+def test_kinf_rho_within_rounding_of_the_mean(offset):
+    """v = offset + 1e-3 U(0, 1): rho - p.v from 1e-9 of the way to max v is below the
+    rounding of p.v (p.v is rounded by ~1e-12 at 1e4); D (down to ~1e-18) and dD/drho = lam
+    against 40-digit mpmath. The old code returned 0 with gradient 0."""
+    rng = np.random.default_rng(7)
+    p = rng.dirichlet(np.ones(8))
+    v = offset + 1e-3 * rng.uniform(size=8)
+    with mp.workdps(DPS):
+        pm = _mp_simplex(p)
+        mean = mp.fsum(a * mp.mpf(float(b)) for a, b in zip(pm, v))
+        rhos = [float(mean + mp.mpf(f) * (mp.mpf(float(v.max())) - mean))
+                for f in [1e-9, 1e-7, 1e-5, 1e-3, 0.3, 0.9]]
+    refs = [kinf_mp(p, v, r) for r in rhos]
+    got = levels("D", p, v, rhos)
+    want = np.array([float(r[0]) for r in refs])
+    assert np.all(want[1:] > 0) and want[0] < 1e-16  # rho rounded: either side of p.v
+    np.testing.assert_allclose(got, want, rtol=1e-11)
+    for rho, (_, lam, q) in zip(rhos, refs):
+        if lam is None:  # rho <= p.v exactly: D = 0 with derivatives 0
+            assert all(np.all(g == 0) for g in gradients("D", p, v, rho)[0])
+            continue
+        (g_p, g_v, g_r), _ = gradients("D", p, v, rho)
+        np.testing.assert_allclose(g_r, float(lam), rtol=1e-10)
+        np.testing.assert_allclose(g_v, -float(lam) * np.array([float(x) for x in q]),
+                                   rtol=1e-9)
+    # Exactly at p.v (as far as float64 can say: rho below or above the exact mean).
+    below = float(mean) if float(mean) < mean else np.nextafter(float(mean), -np.inf)
+    assert levels("D", p, v, [below])[0] == 0
+
+
+# Issue 13: NaN in, NaN out (value and derivatives); a negative probability is not valid.
+_INVALID = {
+    "nan-level": ([0.5, 0.5], [0.0, 1.0], np.nan),
+    "nan-v": ([0.5, 0.5], [0.0, np.nan], 0.3),
+    "nan-p": ([0.5, np.nan], [0.0, 1.0], 0.3),
+    "negative-p": ([1.5, -0.5], [0.0, 1.0], 0.3),
+    "negative-p-sums-to-one": ([0.6, 0.6, -0.2], [0.0, 1.0, 0.5], 0.3),
+    "inf-v": ([0.5, 0.5], [0.0, np.inf], 0.3),
+    "zero-p": ([0.0, 0.0], [0.0, 1.0], 0.3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INVALID))
+@pytest.mark.parametrize("fun", [jaxmdp.kl_ucb, jaxmdp.kinf, jaxmdp.l1_ucb],
+                         ids=["kl_ucb", "kinf", "l1_ucb"])
+def test_invalid_input_gives_nan_value_and_gradients(fun, case):
+    p, v, level = (jnp.asarray(x, jnp.float64) for x in _INVALID[case])
+    assert np.isnan(fun(p, v, level))
+    for g in jax.grad(fun, argnums=(0, 1, 2))(p, v, level):
+        assert np.all(np.isnan(g)), (case, g)
+    # Only the bad row of a batch is NaN.
+    good = (jnp.asarray([0.5, 0.25, 0.25][: p.size]), jnp.asarray([0.0, 1.0, 0.5][: p.size]))
+    good = (good[0] / good[0].sum(), good[1])
+    out = jax.vmap(fun)(jnp.stack([p, good[0]]), jnp.stack([v, good[1]]),
+                        jnp.stack([level, jnp.asarray(0.3)]))
+    assert np.isnan(out[0]) and np.isfinite(out[1])
+
+
+def test_check_indices_inputs_raises_naming_argument_and_value():
+    check = jaxmdp.check_indices_inputs
+    p, v = _problem(3, 4)
+    check(p, v, 0.1, level_name="delta")  # valid: no error
+    check(p, v, np.inf)
+    with pytest.raises(ValueError, match=r"v\[1\] = nan is not finite"):
+        check(p, np.array([0.0, np.nan, 1.0, 2.0]), 0.1)
+    with pytest.raises(ValueError, match=r"p\[1, 0\] = -0.25 is negative"):
+        check(np.array([p, [-0.25, 0.5, 0.5, 0.25]]), v, 0.1)
+    with pytest.raises(ValueError, match=r"p sums to 1.5"):
+        check(np.array([0.5, 0.5, 0.25, 0.25]), v, 0.1)
+    with pytest.raises(ValueError, match=r"delta = nan"):
+        check(p, v, np.nan, level_name="delta")
+    with pytest.raises(ValueError, match=r"rho\[1\] = nan"):
+        check(p, v, [0.2, np.nan], level_name="rho")
+    with pytest.raises(ValueError, match="same last dimension"):
+        check(p, v[:3], 0.1)
+    with pytest.raises(TypeError, match="outside jit"):
+        jax.jit(lambda p: check(p, v, 0.1))(p)
+
+
+# Issue 13: vmap runs the native batch program; values and derivatives agree.
+@pytest.mark.parametrize("n", [8, 5000])
+@pytest.mark.parametrize("fun", [jaxmdp.kl_ucb, jaxmdp.kinf], ids=["kl_ucb", "kinf"])
+def test_vmap_is_the_native_batch(fun, n):
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.ones(n), size=4)
+    p[0, :3] = 0.0  # a zero-probability row (the other branch of the zeros test)
+    p /= p.sum(-1, keepdims=True)
+    v = rng.uniform(size=(4, n))
+    mean = np.sum(p * v, -1)
+    level = (np.array([0.01, 0.1, 1.0, 5.0]) if fun is jaxmdp.kl_ucb
+             else mean + np.array([0.01, 0.3, 0.7, 0.99]) * (v.max(-1) - mean))
+    # One program: the vmapped call lowers to the same HLO as the [4, S] batch.
+    lowered = [jax.jit(f).lower(p, v, level).as_text() for f in (fun, jax.vmap(fun))]
+    assert lowered[0].count("stablehlo.while") == lowered[1].count("stablehlo.while")
+    assert lowered[0].count("stablehlo.case") == lowered[1].count("stablehlo.case")
+    np.testing.assert_array_equal(jax.vmap(fun)(p, v, level), fun(p, v, level))
+    # in_axes with unbatched arguments, and nested vmaps.
+    grid = jax.vmap(jax.vmap(fun, in_axes=(None, None, 0)), in_axes=(0, 0, None))(p, v, level)
+    np.testing.assert_allclose(np.diag(grid), fun(p, v, level), rtol=1e-14)
+    np.testing.assert_allclose(grid[1], fun(p[1], v[1], level), rtol=1e-14)
+    # Derivatives: grad of vmap, vmap of grad, native batch; jvp against vjp.
+    argnums = (0, 1, 2)
+    native = jax.grad(lambda *a: fun(*a).sum(), argnums)(p, v, level)
+    grad_of_vmap = jax.grad(lambda *a: jax.vmap(fun)(*a).sum(), argnums)(p, v, level)
+    vmap_of_grad = jax.vmap(jax.grad(fun, argnums))(p, v, level)
+    for a, b, c in zip(native, grad_of_vmap, vmap_of_grad):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    tangents = (rng.normal(size=p.shape), rng.normal(size=v.shape), rng.normal(size=4))
+    _, jvp = jax.jvp(jax.vmap(fun), (p, v, level), tangents)
+    _, pullback = jax.vjp(jax.vmap(fun), p, v, level)
+    cotangent = rng.normal(size=4)
+    vjp = pullback(cotangent)
+    lhs = float(cotangent @ jvp)
+    rhs = sum(float(np.sum(g * t)) for g, t in zip(vjp, tangents))
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10)
+    vjp_rows = [np.sum(g * t, axis=-1) if g.ndim == 2 else g * t
+                for g, t in zip(vmap_of_grad, tangents)]
+    np.testing.assert_allclose(jvp, sum(vjp_rows), rtol=1e-10)

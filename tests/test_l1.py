@@ -213,6 +213,7 @@ def test_gradients_closed_form_and_finite_differences(seed, n, d):
     q = _optimal_q(p, v, d)
     # dB/dv = q*; dB/dd = (V - v_k)/2 with k the state mass is being taken from.
     np.testing.assert_allclose(g_v, q, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g_v.sum(), 1.0, rtol=0, atol=1e-14)  # B(v + a) = B(v) + a
     k = np.argsort(v)[np.searchsorted(np.cumsum(p[np.argsort(v)]), d / 2)]
     np.testing.assert_allclose(g_d, (v.max() - v[k]) / 2, rtol=1e-12)
 
@@ -260,6 +261,7 @@ def test_gradients_finite_at_kinks(d):
     grads = _grad(p, v, d)
     for g in grads:
         assert np.all(np.isfinite(np.asarray(g)))
+    np.testing.assert_allclose(np.sum(grads[1]), 1.0, rtol=0, atol=1e-14)
 
 
 # Shapes, batching, validation.
@@ -307,3 +309,19 @@ def test_float32_close_to_float64_and_no_nan(n):
         np.testing.assert_allclose(b64[2], _olp_linprog(p, v, 1e-3), rtol=1e-9)
     g = _grad(p.astype(np.float32), v.astype(np.float32), np.float32(0.5))
     assert all(np.all(np.isfinite(np.asarray(x))) for x in g)
+
+
+@pytest.mark.parametrize("n", [8, 100])
+def test_invalid_input_gives_nan(n):
+    """NaN in, NaN out (value and all derivatives), as in jax.numpy; a negative probability
+    gives NaN, never a plausible number. The old code returned 0.5 for d = NaN."""
+    p, v = _problem(50, n)
+    bad_p = p.copy()
+    bad_p[:2] = [p[0] + 0.5, -0.5 + p[1]]  # sums to one, one entry negative
+    nan_v = v.copy()
+    nan_v[1] = np.nan
+    for args in [(p, v, np.nan), (p, nan_v, 0.3), (bad_p, v, 0.3), (p, v * np.inf, 0.3)]:
+        assert np.isnan(jaxmdp.l1_ucb(*args))
+        for g in _grad(*(np.asarray(a, np.float64) for a in args)):
+            assert np.all(np.isnan(np.asarray(g)))
+    assert np.isfinite(jaxmdp.l1_ucb(p, v, np.inf))  # an infinite radius is valid

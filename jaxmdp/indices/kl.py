@@ -120,6 +120,7 @@ class _Stats(NamedTuple):
     mu: Array  # p.v
     centered: Array  # p.v - v, computed from v directly (no cancellation through V)
     p_max: Array  # probability of the argmax states
+    p_min: Array  # smallest entry of p (negative: invalid input)
     mean_w: Array  # E_p w = V - p.v
     var_w: Array  # Var_p w = Var_p v
     w_sup: Array  # max of w over the support of p
@@ -161,8 +162,8 @@ def _stats(p: Array, v: Array, with_zeros: bool) -> _Stats:
         log_w_lower = one_minus_pm * jnp.log(w_min)
         log_w_guess = one_minus_pm * jnp.log(jnp.maximum(mean_w / one_minus_pm, w_min))
         mean_inv_w = jnp.zeros_like(mu)
-    return _Stats(V, w, mu, centered, p_max, mean_w, var_w, w_sup, log_w_lower, log_w_guess,
-                  mean_inv_w)
+    return _Stats(V, w, mu, centered, p_max, jnp.min(p), mean_w, var_w, w_sup, log_w_lower,
+                  log_w_guess, mean_inv_w)
 
 
 class _Moments(NamedTuple):
@@ -198,18 +199,28 @@ class _Sweep(NamedTuple):
     extra: Array  # E_p[f] of the caller's elementwise term (0 if none)
 
 
-def _sweep(u: Array, p: Array, w: Array, w_scale: Array, term=None) -> _Sweep:
+def _sweep(u: Array, p: Array, w: Array, w_scale: Array, term=None, weights=None,
+           weights_mean=None) -> _Sweep:
     """Moments of t = u/(u + w) and y = 1 - t from four sums and one division per state.
 
     The moments are taken of whichever of t and y is the small one (t when u < E w, else
     y), so that the mean of the other, 1 - mean, and the central moments do not cancel.
+    ``extra`` is ``E_p[term(t)]``, or ``E_p[weights * t]`` computed as
+    ``weights_mean - E_p[weights * y]`` when y is the small one (``weights_mean`` is
+    ``E_p[weights]``, supplied accurately by the caller).
     """
     r = 1.0 / (u + w)
     small_t = u < w_scale
     z = jnp.where(small_t, u, w) * r
     z2 = z * z
     m1, m2, m3 = jnp.sum(p * z), jnp.sum(p * z2), jnp.sum(p * z2 * z)
-    extra = jnp.sum(p * term(u * r)) if term is not None else jnp.zeros_like(m1)
+    if term is not None:
+        extra = jnp.sum(p * term(u * r))
+    elif weights is not None:
+        extra_z = jnp.sum(p * weights * z)
+        extra = jnp.where(small_t, extra_z, weights_mean - extra_z)
+    else:
+        extra = jnp.zeros_like(m1)
     zeta = jnp.where(small_t, m1, 1.0 - m1)
     ybar = jnp.where(small_t, 1.0 - m1, m1)
     var = jnp.maximum(m2 - m1 * m1, 0.0)
@@ -282,6 +293,22 @@ def _check_shapes(name: str, p: Array, v: Array, level: Array, level_name: str) 
 # kl_ucb: C(p, v, delta).
 
 
+def _invalid(p_raw: Array, st: _Stats, level: Array) -> Array:
+    """True where the inputs are outside the documented domain, where the outputs are NaN
+    (as in ``jax.numpy``): a NaN anywhere, an infinite entry of ``p`` or ``v``, a
+    negative entry of ``p``, ``sum(p) <= 0``, or a NaN level. Read off reductions the solve
+    makes anyway: each of these makes ``p.v`` non-finite, except a negative ``p_x``."""
+    return (~jnp.isfinite(st.mu) | (st.p_min < 0) | ~(jnp.sum(p_raw) > 0)
+            | jnp.isnan(level))
+
+
+def _poison(sol: KLSolution, bad: Array) -> KLSolution:
+    nan = jnp.asarray(jnp.nan, sol.value.dtype)
+    return sol._replace(value=jnp.where(bad, nan, sol.value),
+                        multiplier=jnp.where(bad, nan, sol.multiplier),
+                        q=jnp.where(bad, nan, sol.q), converged=sol.converged & ~bad)
+
+
 def _kl_ucb_one(p: Array, v: Array, delta: Array,
                 with_zeros: bool = True) -> tuple[KLSolution, Array]:
     """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients.
@@ -290,6 +317,7 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     """
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
+    p_raw = p
     p = _normalise(p)
     st = _stats(p, v, with_zeros)
     mu = st.mu
@@ -353,7 +381,11 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     m = mo.m + dm
     excess = jnp.maximum(mo.excess - dm, 0.0)
     c_int = u + m
-    q_int = p * (c_int / (u + w))
+    # q*_x = c p_x / (u + w_x) = p_x t_x / E_p t with t = u / (u + w): scale-free, so it
+    # stays a probability vector when u* is near the underflow threshold (then m(u) may
+    # flush to zero and c = u + m would lose the mass of the states below the maximum).
+    t_int = u / (u + w)
+    q_int = p * t_int / jnp.sum(p * t_int)
 
     # Boundary solution: C = V - exp(E ln w - delta), q*_x = c p_x / w_x on the support,
     # the rest of the mass on the (zero-probability) argmax states, shared equally.
@@ -376,46 +408,77 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     steps = jnp.where(degenerate | boundary, 0, root.num_steps)
     converged = degenerate | boundary | root.converged
     u = jnp.where(boundary, 0.0, u)
-    return KLSolution(value, c, q, steps, converged), u
-
-
-@partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _kl_ucb_value(with_zeros: bool, p: Array, v: Array, delta: Array) -> Array:
-    return _kl_ucb_one(p, v, delta, with_zeros)[0].value
-
-
-def _kl_ucb_jvp(with_zeros, primals, tangents):
-    p, v, delta = primals
-    dp, dv, ddelta = tangents
-    sol, u = _kl_ucb_one(p, v, delta, with_zeros)
-    V = jnp.max(v)
-    mean_w = jnp.sum(p * (V - v))
-    regular = (delta > 0) & (mean_w > 0)
-    flat = (delta == 0) | ((delta > 0) & (mean_w <= 0))  # value p.v, smooth in (p, v)
-    c = sol.multiplier
-    # ln(p_x / q*_x) = ln((u* + w_x) / c): finite also where p_x = 0, except on a
-    # zero-probability argmax state at the boundary optimum u* = 0 (then -inf).
-    ratio = (u + (V - v)) / jnp.where(regular, c, 1.0)
-    log_ratio = jnp.log(jnp.where(regular, ratio, 1.0))
-    grad_p = jnp.where(regular, -c * (log_ratio + 1.0), jnp.where(flat, v, 0.0))
-    grad_v = jnp.where(regular, sol.q, jnp.where(flat, p, 0.0))
-    grad_delta = jnp.where(regular, c, jnp.where(delta == 0, jnp.inf, 0.0))
-    grad_delta = jnp.where(flat & (mean_w <= 0), 0.0, grad_delta)
-    tangent = jnp.zeros_like(sol.value)
-    if not _zero_tangent(dp):
-        tangent = tangent + jnp.dot(grad_p, dp)
-    if not _zero_tangent(dv):
-        tangent = tangent + jnp.dot(grad_v, dv)
-    if not _zero_tangent(ddelta):
-        tangent = tangent + grad_delta * ddelta
-    return sol.value, tangent
-
-
-_kl_ucb_value.defjvp(_kl_ucb_jvp, symbolic_zeros=True)
+    return _poison(KLSolution(value, c, q, steps, converged), _invalid(p_raw, st, delta)), u
 
 
 # ---------------------------------------------------------------------------------------
 # kinf: D(p, v, rho).
+
+
+def _two_sum(a: Array, b: Array) -> tuple[Array, Array]:
+    """Knuth's error-free sum: ``a + b = s + e`` exactly, ``s = fl(a + b)``."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_product(a: Array, b: Array) -> tuple[Array, Array]:
+    """Dekker's error-free product: ``a * b = x + e`` exactly (no FMA needed)."""
+    factor = 134217729.0 if a.dtype == jnp.float64 else 4097.0  # 2^27 + 1, 2^12 + 1
+
+    def split(x):
+        c = factor * x
+        hi = c - (c - x)
+        return hi, x - hi
+
+    x = a * b
+    a_hi, a_lo = split(a)
+    b_hi, b_lo = split(b)
+    return x, a_lo * b_lo - (((x - a_hi * b_hi) - a_lo * b_hi) - a_hi * b_lo)
+
+
+def _accurate_gap(p: Array, v: Array, rho: Array, keep: Array) -> Array:
+    """``sum_x p_x (rho - v_x)`` over ``keep``, as if computed in twice the precision.
+
+    ``rho - v_x`` and each product are split into exact pairs (``_two_sum``,
+    ``_two_product``) and the high parts are summed by a tree of ``_two_sum``: the result
+    is the exactly rounded sum up to a few ulps even when the terms cancel to 1e-12 of
+    their size (``rho`` within rounding of ``p.v``), where a plain sum has no correct
+    digits. ``p`` need not be normalised.
+    """
+    d_hi, d_lo = _two_sum(rho, -v)
+    x, e = _two_product(jnp.where(keep, p, 0.0), d_hi)
+    e = e + jnp.where(keep, p, 0.0) * d_lo
+    bad = ~(jnp.isfinite(x) & jnp.isfinite(e))  # split overflow for |v| near the max float
+    x = jnp.where(bad, 0.0, x)
+    e = jnp.where(bad, jnp.where(keep, p, 0.0) * (rho - v), e)
+    while x.shape[-1] > 1:
+        if x.shape[-1] % 2:
+            x = jnp.concatenate([x, jnp.zeros_like(x[..., :1])], axis=-1)
+            e = jnp.concatenate([e, jnp.zeros_like(e[..., :1])], axis=-1)
+        half = x.shape[-1] // 2
+        x, err = _two_sum(x[..., :half], x[..., half:])
+        e = e[..., :half] + e[..., half:] + err
+    return x[..., 0] + e[..., 0]
+
+
+def _log1p_minus_x(z: Array) -> Array:
+    """``log1p(z) - z`` to full relative accuracy for ``|z| <= 0.01`` (no cancellation).
+
+    The Taylor series ``-z^2/2 + z^3/3 - ... - z^10/10`` by Horner's rule (no division, no
+    transcendental): the omitted terms are below ``0.01^9 / 11``, under 1e-16 of the result.
+    """
+    series = jnp.full_like(z, -1.0 / 10.0)
+    for k in range(9, 1, -1):
+        series = series * z + (1.0 if k % 2 else -1.0) / k
+    return series * z * z
+
+
+# States with |lam (rho - v_x)| below this use the cancellation-free split of D (_kinf_one).
+_SMALL_Z = 0.01
+# The gap rho - p.v is summed in double precision when it is below this fraction of the
+# scale of v (rho - rounded p.v then loses more than ~1e-13 of D's relative accuracy).
+_PRECISE_GAP = 1e-3
 
 
 def _kinf_one(p: Array, v: Array, rho: Array,
@@ -423,19 +486,39 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     """D for one instance: p, v of shape [S], scalar rho; also returns u* and V - rho.
 
     ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+
+    Which case applies (``rho <= p.v``) and the solve itself use ``rho - p.v`` as
+    ``sum_x p_x (rho - v_x)``, on the differences ``rho - v_x`` (exact when ``rho`` and
+    ``v_x`` are close), whenever ``rho`` minus a rounded ``p.v`` would lose digits: with
+    ``v`` near 1e4 and ``rho - p.v`` near 1e-13, the rounded ``p.v`` may lie on either side
+    of ``rho``.
     """
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
+    p_raw = p
+    total = jnp.sum(p_raw)
     p = _normalise(p)
     st = _stats(p, v, with_zeros)
     w = st.w
-    zero = rho <= st.mu  # includes constant v with rho <= V
+    positive = p > 0
+    rho_minus_v = rho - v  # computed from v directly, no cancellation through V
+    # rho - p.v: rho minus the rounded p.v where that keeps ~13 correct digits; else
+    # sum_x p_x (rho - v_x) on the exact differences, in double precision (one more pass,
+    # only for the problems that need it; a lax.cond, which lax.map keeps a branch).
+    plain = (rho - st.mu) * total
+    size = (jnp.abs(rho - st.mu) + st.mean_w + jnp.abs(st.mu) + jnp.abs(st.V)) * total
+    precise = jnp.abs(plain) <= _PRECISE_GAP * size
+    gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, positive),
+                       lambda: plain)
+    gap_all = gap_raw / jnp.where(total > 0, total, 1.0)
+    zero = gap_all <= 0  # rho <= p.v; includes constant v with rho <= V
     infinite = ~zero & (rho >= st.V)  # rho >= max v with non-constant v
     regular = ~zero & ~infinite
     rho_safe = jnp.where(regular, rho, st.mu + 0.5 * st.mean_w)
     w_rho_safe = jnp.maximum(st.V - rho_safe, tiny)  # V - rho, exact near V (Sterbenz)
-    gap = jnp.maximum(rho_safe - st.mu, tiny)  # rho - p.v > 0
-    rho_minus_v = rho_safe - v  # computed from v directly, no cancellation through V
+    gap = jnp.where(regular, gap_all, 0.5 * st.mean_w)  # rho - p.v > 0
+    gap = jnp.maximum(gap, tiny)
+    rho_minus_v = jnp.where(regular, rho_minus_v, rho_safe - v)
 
     # Boundary optimum u* = 0 when V is attained only off the support and
     # V - rho <= m(0) = 1 / E[1/w].
@@ -456,8 +539,9 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     def residual(s, _):
         # Non-decreasing in s: F = ln m(e^s) - ln(V - rho), where
         # m - (V - rho) = E[(rho - v) t] / zeta (t = u/(u + w)) and F_s = Var t / (zeta ybar).
+        # For large u, E[(rho - v) t] = (rho - p.v) - E[(rho - v) y] with the accurate gap.
         u = jnp.exp(s)
-        sw = _sweep(u, p, w, st.mean_w, lambda t: rho_minus_v * t)
+        sw = _sweep(u, p, w, st.mean_w, weights=rho_minus_v, weights_mean=gap)
         f = jnp.log1p(jnp.maximum(sw.extra / (sw.zeta * w_rho_safe), -1.0))
         zy = sw.zeta * sw.ybar
         df = sw.var / jnp.maximum(zy, tiny)
@@ -469,12 +553,24 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     u = jnp.where(boundary, 0.0, jnp.exp(root.x))
     c = u + w_rho_safe
     lam = 1.0 / c
-    # ln((u + w)/(u + V - rho)): log1p of the centred difference near 1 (accurate for small
-    # D), the plain ratio far below 1 (where u may be lost in u + V - rho, as for argmax
-    # states in float32). p_x = 0 terms are dropped (at a boundary optimum: log 0).
-    ratio_m1 = rho_minus_v / c
-    log_ratio = _log1p_or_log(ratio_m1, jnp.maximum(u + w, 0.0) / c, ratio_m1 > -0.5, p > 0)
-    value = jnp.sum(p * log_ratio)
+    # D = E_p ln(1 + z), z = lam (rho - v). Where |z| < _SMALL_Z, ln(1 + z) is split as
+    # z + (log1p(z) - z): the first parts sum to lam * sum_small p (rho - v) (the gap
+    # again, accurate), the second parts have one sign, so D keeps its relative accuracy
+    # when it is tiny (rho near p.v), where the plain sum of ln(1 + z) would cancel.
+    # Elsewhere ln((u + w)/(u + V - rho)): log1p of the centred difference near 1, the
+    # plain ratio far below 1 (where u may be lost in u + V - rho, as for argmax states in
+    # float32). p_x = 0 terms are dropped (at a boundary optimum: log 0).
+    z = rho_minus_v / c
+    small = positive & (jnp.abs(z) < _SMALL_Z)
+    big = positive & ~small
+    log_ratio = _log1p_or_log(z, jnp.maximum(u + w, 0.0) / c, z > -0.5, big)
+    correction = _log1p_minus_x(jnp.where(small, z, 0.0))
+    gap_small = lax.cond(
+        precise,
+        lambda: _accurate_gap(p_raw, v, rho_safe, small) / jnp.where(total > 0, total, 1.0),
+        lambda: jnp.sum(jnp.where(small, p * rho_minus_v, 0.0)))
+    value = lam * gap_small + jnp.sum(p * (log_ratio + correction))
+    value = jnp.maximum(value, 0.0)
     at_max = w == 0
     denom = jnp.where(at_max & (u == 0), 1.0, u + w)
     q = jnp.where(at_max & (u == 0), 0.0, p * c / denom)
@@ -485,62 +581,63 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     q = jnp.where(zero, p, jnp.where(infinite, 0.0, q))
     steps = jnp.where(regular & ~boundary, root.num_steps, 0)
     converged = ~regular | boundary | root.converged
-    return KLSolution(value, lam, q, steps, converged), u, w_rho_safe
-
-
-@partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _kinf_value(with_zeros: bool, p: Array, v: Array, rho: Array) -> Array:
-    return _kinf_one(p, v, rho, with_zeros)[0].value
-
-
-def _kinf_jvp(with_zeros, primals, tangents):
-    p, v, rho = primals
-    dp, dv, drho = tangents
-    sol, u, w_rho = _kinf_one(p, v, rho, with_zeros)
-    lam = sol.multiplier
-    regular = lam > 0
-    # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)) = ln((u* + w_x) / (u* + V - rho)), finite
-    # also where p_x = 0 (except on a zero-probability argmax state at the boundary
-    # optimum u* = 0, where it is -inf); the ratio form cannot round below zero.
-    ratio = (u + (jnp.max(v) - v)) / (u + w_rho)
-    log_ratio = jnp.log(jnp.where(regular, ratio, 1.0))
-    grad_p = jnp.where(regular, log_ratio + 1.0, 0.0)
-    grad_v = jnp.where(regular, -lam * sol.q, 0.0)
-    tangent = jnp.zeros_like(sol.value)
-    if not _zero_tangent(dp):
-        tangent = tangent + jnp.dot(grad_p, dp)
-    if not _zero_tangent(dv):
-        tangent = tangent + jnp.dot(grad_v, dv)
-    if not _zero_tangent(drho):
-        tangent = tangent + lam * drho
-    return sol.value, tangent
-
-
-_kinf_value.defjvp(_kinf_jvp, symbolic_zeros=True)
+    sol = _poison(KLSolution(value, lam, q, steps, converged), _invalid(p_raw, st, rho))
+    return sol, u, w_rho_safe
 
 
 # ---------------------------------------------------------------------------------------
 # Public API.
 
 
-_SOLUTION_SIGNATURE = "(s),(s),()->(),(),(s),(),()"
 # From this many states on, a batch is solved sequentially (cache-friendly on CPU).
 _SEQUENTIAL_MIN_STATES = 4096
 
 
-def _dispatch(fn, signature: str, p: Array, v: Array, level: Array):
+def _kl_ucb_flat(with_zeros: bool, p: Array, v: Array, delta: Array):
+    """kl_ucb's solve for one instance, as a flat tuple (NaN outputs for invalid input)."""
+    sol, u = _kl_ucb_one(p, v, delta, with_zeros)
+    return (*sol, u)
+
+
+def _kinf_flat(with_zeros: bool, p: Array, v: Array, rho: Array):
+    """kinf's solve for one instance, as a flat tuple (NaN outputs for invalid input)."""
+    sol, u, w_rho = _kinf_one(p, v, rho, with_zeros)
+    return (*sol, u, w_rho)
+
+
+def _kl_ucb_value_only(with_zeros: bool, p: Array, v: Array, delta: Array):
+    return (_kl_ucb_one(p, v, delta, with_zeros)[0].value,)
+
+
+def _kinf_value_only(with_zeros: bool, p: Array, v: Array, rho: Array):
+    return (_kinf_one(p, v, rho, with_zeros)[0].value,)
+
+
+_SIGNATURES = {
+    _kl_ucb_flat: "(s),(s),()->(),(),(s),(),(),()",
+    _kinf_flat: "(s),(s),()->(),(),(s),(),(),(),()",
+    _kl_ucb_value_only: "(s),(s),()->()",
+    _kinf_value_only: "(s),(s),()->()",
+}
+
+
+def _native(fn, p: Array, v: Array, level: Array):
     """Runs ``fn(with_zeros, p, v, level)`` vectorised over the batch dimensions.
 
     Zero entries in p are the only way to reach the boundary optimum, whose test needs a
     log and a division per state; a batch-level ``lax.cond`` skips that pass when no
-    entry of p is zero (under an outer ``vmap`` both branches run, with the same result).
+    entry of p is zero. Under ``jax.vmap`` this function is not batched op by op (which
+    would turn the ``lax.cond`` into running both branches and the per-problem loop into
+    a loop over the whole batch): :func:`_batched` gives it a ``custom_vmap`` rule that
+    calls it once on the whole batch.
     """
+    signature = _SIGNATURES[fn]
     batch = jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], level.shape)
     size = p.shape[-1]
     if batch and size >= _SEQUENTIAL_MIN_STATES:
         # Large S: solve the problems one after another (lax.map) so that each one's
-        # arrays stay in cache across its iterations; vmap would sweep the whole batch per
-        # iteration. Results are identical; a vmap of the public function still batches.
+        # arrays stay in cache across its iterations; a vectorised loop would sweep the
+        # whole batch per iteration. Results are identical.
         p = jnp.broadcast_to(p, (*batch, size)).reshape(-1, size)
         v = jnp.broadcast_to(v, (*batch, size)).reshape(-1, size)
         level = jnp.broadcast_to(level, batch).reshape(-1)
@@ -553,6 +650,126 @@ def _dispatch(fn, signature: str, p: Array, v: Array, level: Array):
     with_zeros = jnp.vectorize(partial(fn, True), signature=signature)
     without_zeros = jnp.vectorize(partial(fn, False), signature=signature)
     return lax.cond(jnp.any(p <= 0), with_zeros, without_zeros, p, v, level)
+
+
+def _batched(fn):
+    """``_native(fn, ...)`` with a ``jax.custom_vmap`` rule: under ``vmap`` (any number of
+    nested ``vmap`` s, any ``in_axes``) the mapped axis becomes one more batch dimension
+    of the same native call, so ``vmap`` costs what the ``[..., S]`` batch costs.
+
+    Only the (non-differentiable) solve carries the rule; the index functions put their
+    ``custom_jvp`` *above* it (:func:`kl_ucb`, :func:`kinf`), so ``grad`` never
+    differentiates a ``custom_vmap`` (which has no transpose rule) and ``grad`` of
+    ``vmap``, ``vmap`` of ``grad``, ``jvp`` and ``vjp`` compose.
+    """
+
+    @jax.custom_batching.custom_vmap
+    def solve(p, v, level):
+        return _native(fn, p, v, level)
+
+    @solve.def_vmap
+    def rule(axis_size, in_batched, p, v, level):
+        args = (p, v, level)
+        core_ndims = (1, 1, 0)
+        shapes = [x.shape[1:] if b else x.shape for x, b in zip(args, in_batched)]
+        inner = jnp.broadcast_shapes(*(s[:len(s) - k] for s, k in zip(shapes, core_ndims)))
+        aligned = []
+        for x, b, s, k in zip(args, in_batched, shapes, core_ndims):
+            pad = (1,) * (len(inner) - (len(s) - k))
+            aligned.append(x.reshape((axis_size if b else 1, *pad, *s)))
+        out = solve(*aligned)  # the rule itself, again, under an enclosing vmap
+        out = tuple(jnp.broadcast_to(x, (axis_size, *x.shape[1:])) for x in out)
+        return out, tuple(True for _ in out)
+
+    return solve
+
+
+_kl_ucb_solve_batched = _batched(_kl_ucb_flat)
+_kinf_solve_batched = _batched(_kinf_flat)
+# The primal (value only): nothing else is computed when no derivative is asked for.
+_kl_ucb_value_batched = _batched(_kl_ucb_value_only)
+_kinf_value_batched = _batched(_kinf_value_only)
+
+
+def _sum_last(x: Array) -> Array:
+    return jnp.sum(x, axis=-1)
+
+
+@jax.custom_jvp
+def _kl_ucb_value(p: Array, v: Array, delta: Array) -> Array:
+    return _kl_ucb_value_batched(p, v, delta)[0]
+
+
+def _kl_ucb_jvp(primals, tangents):
+    p, v, delta = primals
+    dp, dv, ddelta = tangents
+    value, c, q, _, _, u = _kl_ucb_solve_batched(p, v, delta)
+    total = _sum_last(p)[..., None]
+    p_norm = p / jnp.where(total > 0, total, 1.0)
+    V = jnp.max(v, axis=-1, keepdims=True)
+    mean_w = _sum_last(p_norm * (V - v))
+    regular = (delta > 0) & (mean_w > 0)
+    flat = (delta == 0) | ((delta > 0) & (mean_w <= 0))  # value p.v, smooth in (p, v)
+    bad = jnp.isnan(value)
+    reg, flat_s, bad_s = regular[..., None], flat[..., None], bad[..., None]
+    # ln(p_x / q*_x) = ln((u* + w_x) / c): finite also where p_x = 0, except on a
+    # zero-probability argmax state at the boundary optimum u* = 0 (then -inf).
+    ratio = (u[..., None] + (V - v)) / jnp.where(reg, c[..., None], 1.0)
+    log_ratio = jnp.log(jnp.where(reg, ratio, 1.0))
+    grad_p = jnp.where(reg, -c[..., None] * (log_ratio + 1.0), jnp.where(flat_s, v, 0.0))
+    grad_v = jnp.where(reg, q, jnp.where(flat_s, p_norm, 0.0))
+    grad_delta = jnp.where(regular, c, jnp.where(delta == 0, jnp.inf, 0.0))
+    grad_delta = jnp.where(flat & (mean_w <= 0), 0.0, grad_delta)
+    # Invalid input (NaN out): NaN derivatives too.
+    grad_p = jnp.where(bad_s, jnp.nan, grad_p)
+    grad_v = jnp.where(bad_s, jnp.nan, grad_v)
+    grad_delta = jnp.where(bad, jnp.nan, grad_delta)
+    return value, _tangent(value, (grad_p, grad_v, grad_delta), (dp, dv, ddelta))
+
+
+def _tangent(value, grads, tangents):
+    grad_p, grad_v, grad_level = grads
+    dp, dv, dlevel = tangents
+    tangent = jnp.zeros_like(value)
+    if not _zero_tangent(dp):
+        tangent = tangent + _sum_last(grad_p * dp)
+    if not _zero_tangent(dv):
+        tangent = tangent + _sum_last(grad_v * dv)
+    if not _zero_tangent(dlevel):
+        tangent = tangent + grad_level * dlevel
+    return jnp.broadcast_to(tangent, value.shape)
+
+
+_kl_ucb_value.defjvp(_kl_ucb_jvp, symbolic_zeros=True)
+
+
+@jax.custom_jvp
+def _kinf_value(p: Array, v: Array, rho: Array) -> Array:
+    return _kinf_value_batched(p, v, rho)[0]
+
+
+def _kinf_jvp(primals, tangents):
+    p, v, rho = primals
+    dp, dv, drho = tangents
+    value, lam, q, _, _, u, w_rho = _kinf_solve_batched(p, v, rho)
+    regular = lam > 0
+    bad = jnp.isnan(value)
+    reg, bad_s = regular[..., None], bad[..., None]
+    # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)) = ln((u* + w_x) / (u* + V - rho)), finite
+    # also where p_x = 0 (except on a zero-probability argmax state at the boundary
+    # optimum u* = 0, where it is -inf); the ratio form cannot round below zero.
+    V = jnp.max(v, axis=-1, keepdims=True)
+    ratio = (u[..., None] + (V - v)) / (u + w_rho)[..., None]
+    log_ratio = jnp.log(jnp.where(reg, ratio, 1.0))
+    grad_p = jnp.where(reg, log_ratio + 1.0, 0.0)
+    grad_v = jnp.where(reg, -lam[..., None] * q, 0.0)
+    grad_p = jnp.where(bad_s, jnp.nan, grad_p)
+    grad_v = jnp.where(bad_s, jnp.nan, grad_v)
+    grad_rho = jnp.where(bad, jnp.nan, lam)
+    return value, _tangent(value, (grad_p, grad_v, grad_rho), (dp, dv, drho))
+
+
+_kinf_value.defjvp(_kinf_jvp, symbolic_zeros=True)
 
 
 def _prepare(name: str, p: ArrayLike, v: ArrayLike, level: ArrayLike, level_name: str):
@@ -571,7 +788,14 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
     ``delta == 0`` or constant ``v`` gives ``p.v``. ``p`` may have zero entries; if the
     largest ``v`` is attained only where ``p`` is zero, the supremum may put mass there and
     the value is still exact. Never NaN for valid input (``p`` on the simplex, finite ``v``,
-    ``delta`` not NaN).
+    ``delta`` not NaN). Invalid input gives NaN, as in ``jax.numpy``, never a plausible
+    number: a NaN anywhere, an infinite entry of ``p`` or ``v``, a negative entry of ``p``
+    or ``sum(p) <= 0`` make the value and all its derivatives NaN (for that batch element
+    only); :func:`check_indices_inputs` raises ``ValueError`` instead, on concrete inputs.
+
+    ``jax.vmap`` of this function runs the same program as the ``[..., S]`` batch (a
+    ``custom_vmap`` rule on the solve, below the ``custom_jvp``): batch either way, and
+    differentiate (``grad``, ``jvp``, ``vjp``) inside or outside the ``vmap``.
 
     Gradients with respect to ``p``, ``v`` and ``delta`` are the envelope-theorem formulas
     ``dC/ddelta = c``, ``dC/dv = q*``, ``dC/dp_x = -c (ln(p_x/q*_x) + 1)`` (custom JVP; no
@@ -597,7 +821,7 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
       (2010), section 3.2, for zero-probability states.
     """
     p, v, delta = _prepare("kl_ucb", p, v, delta, "delta")
-    return _dispatch(_kl_ucb_value, "(s),(s),()->()", p, v, delta)
+    return _kl_ucb_value(p, v, delta)
 
 
 @jax.jit
@@ -607,7 +831,12 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
     The paper's :math:`\lambda`-formulation (Theorem 4), solved in the shared variable
     :math:`u` with :math:`\lambda = 1/(u + V - \rho)`. Degenerate cases follow Theorem 3:
     ``rho > max v`` gives ``+inf``; ``rho <= p.v`` gives ``0``; ``rho == max v`` with
-    non-constant ``v`` gives ``+inf``. Never NaN for valid input.
+    non-constant ``v`` gives ``+inf``. The case ``rho <= p.v`` and the solve use
+    ``rho - p.v`` as ``sum_x p_x (rho - v_x)`` on the exact differences ``rho - v_x``
+    (summed in double precision when they cancel), so the value and its gradient are right
+    also when ``rho - p.v`` is below the rounding of ``p.v``. Never NaN for valid input;
+    invalid input gives NaN (value and derivatives), as for :func:`kl_ucb`. ``vmap``
+    costs what the ``[..., S]`` batch costs, as for :func:`kl_ucb`.
 
     Gradients: ``dD/drho = lam``, ``dD/dv = -lam q*``, ``dD/dp_x = ln(p_x/q*_x) + 1``
     (custom JVP, envelope theorem); zero where the value is ``0`` or ``+inf``.
@@ -629,7 +858,7 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 3 and 4; Honda & Takemura (2010).
     """
     p, v, rho = _prepare("kinf", p, v, rho, "rho")
-    return _dispatch(_kinf_value, "(s),(s),()->()", p, v, rho)
+    return _kinf_value(p, v, rho)
 
 
 @jax.jit
@@ -647,7 +876,7 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
     """
     p, v, delta = _prepare("kl_ucb_solve", p, v, delta, "delta")
     args = (lax.stop_gradient(a) for a in (p, v, delta))
-    return KLSolution(*_dispatch(lambda z, *a: _kl_ucb_one(*a, z)[0], _SOLUTION_SIGNATURE, *args))
+    return KLSolution(*_kl_ucb_solve_batched(*args)[:5])
 
 
 @jax.jit
@@ -665,4 +894,74 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     """
     p, v, rho = _prepare("kinf_solve", p, v, rho, "rho")
     args = (lax.stop_gradient(a) for a in (p, v, rho))
-    return KLSolution(*_dispatch(lambda z, *a: _kinf_one(*a, z)[0], _SOLUTION_SIGNATURE, *args))
+    return KLSolution(*_kinf_solve_batched(*args)[:5])
+
+
+def _index_str(index) -> str:
+    return "[" + ", ".join(str(int(i)) for i in index) + "]" if len(index) else ""
+
+
+def check_indices_inputs(p: ArrayLike, v: ArrayLike, level: ArrayLike | None = None, *,
+                         level_name: str = "level", atol: float | None = None) -> None:
+    """Raises ``ValueError`` if ``(p, v, level)`` is not valid input of the index functions.
+
+    :func:`kl_ucb`, :func:`kinf` and :func:`jaxmdp.l1_ucb` never raise on values (they run
+    under ``jit``): invalid input gives NaN, as in ``jax.numpy``. Call this first, on
+    concrete (not traced) arrays, to get an error instead. It checks, in this order:
+    the shapes (as the index functions do), that ``p`` and ``v`` are finite, that ``p``
+    is non-negative and that each ``p`` sums to one within ``atol``, and that the level is
+    not NaN (``+-inf`` levels are valid: they give the documented limits). The message
+    names the argument, the first offending index and its value.
+
+    Args:
+      p: probabilities, shape ``[..., S]``.
+      v: values, shape ``[..., S]``.
+      level: ``delta``, ``rho`` or ``d`` (optional), broadcastable to the batch shape.
+      level_name: what to call the level in messages (keyword-only), e.g. ``"delta"``.
+      atol: tolerance on ``|sum(p) - 1|`` (keyword-only); default ``sqrt(eps)`` of
+        ``p``'s floating dtype (1.5e-8 in float64, 3.5e-4 in float32).
+
+    Raises:
+      ValueError: naming the argument and the bad value, e.g.
+        ``p[1] = -0.25 is negative; p must be a probability vector``.
+      TypeError: if an argument is a tracer (inside ``jit``); check before ``jit``.
+
+    Example:
+      >>> import jaxmdp as jm
+      >>> jm.check_indices_inputs([0.5, 0.5], [0.0, float("nan")], 0.1, level_name="delta")
+      Traceback (most recent call last):
+      ...
+      ValueError: v[1] = nan is not finite
+    """
+    arrays = {"p": p, "v": v} if level is None else {"p": p, "v": v, level_name: level}
+    for name, x in arrays.items():
+        if isinstance(x, jax.core.Tracer):
+            raise TypeError(f"check_indices_inputs needs concrete arrays, got a tracer for "
+                            f"{name} (call it outside jit, on the values you will pass)")
+    p_np, v_np = np.asarray(p), np.asarray(v)
+    level_np = np.asarray(0.0 if level is None else level)
+    _check_shapes("check_indices_inputs", p_np, v_np, level_np, level_name)
+    for name, x in (("p", p_np), ("v", v_np)):
+        if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
+            raise ValueError(f"{name} must be real numbers, got dtype {x.dtype}")
+        bad = ~np.isfinite(x)
+        if bad.any():
+            index = tuple(np.argwhere(bad)[0])
+            raise ValueError(f"{name}{_index_str(index)} = {x[index]} is not finite")
+    negative = p_np < 0
+    if negative.any():
+        index = tuple(np.argwhere(negative)[0])
+        raise ValueError(f"p{_index_str(index)} = {p_np[index]} is negative; p must be a "
+                         f"probability vector")
+    dtype = p_np.dtype if np.issubdtype(p_np.dtype, np.floating) else np.float64
+    tol = float(np.finfo(dtype).eps) ** 0.5 if atol is None else atol
+    sums = p_np.sum(axis=-1)
+    off = np.abs(sums - 1) > tol
+    if off.any():
+        index = tuple(np.argwhere(off)[0]) if sums.ndim else ()
+        where = f"p{_index_str(index)[:-1]}, :]" if index else "p"
+        raise ValueError(f"{where} sums to {sums[index]}, not 1 (within atol={tol:g}); p "
+                         f"must be a probability vector")
+    if level is not None and np.isnan(level_np).any():
+        index = tuple(np.argwhere(np.isnan(level_np))[0])
+        raise ValueError(f"{level_name}{_index_str(index)} = nan is NaN")

@@ -97,6 +97,24 @@ def _l1_ucb_selected(p: jax.Array, v: jax.Array, d: jax.Array) -> jax.Array:
     return jnp.where(d >= 2, v_max, jnp.minimum(value, v_max))
 
 
+def _with_nan_contract(single):
+    """``single`` with NaN out (value and every derivative) for invalid input: a NaN
+    anywhere, an infinite entry of ``p`` or ``v``, a negative entry of ``p``,
+    ``sum(p) <= 0``, or a NaN radius."""
+
+    def guarded(p: jax.Array, v: jax.Array, d: jax.Array) -> jax.Array:
+        bad = (jnp.any(~jnp.isfinite(p) | ~jnp.isfinite(v) | (p < 0)) | ~(jnp.sum(p) > 0)
+               | jnp.isnan(d))
+        value = jnp.where(bad, jnp.nan, single(p, v, d))
+        # NaN derivatives too, for every input (also those the value does not depend on
+        # at this point): nan * (sum p + sum v + d) where bad, an exact 0 elsewhere.
+        nan_if_bad = jnp.where(bad, jnp.nan, 0.0).astype(value.dtype)
+        touch = jnp.where(bad, jnp.sum(p) + jnp.sum(v) + d, 0.0)
+        return value + nan_if_bad * touch
+
+    return guarded
+
+
 @jax.jit
 def l1_ucb(p: jax.typing.ArrayLike, v: jax.typing.ArrayLike, d: jax.typing.ArrayLike) -> jax.Array:
     r"""The OLP index: the largest mean of ``v`` over an L1 ball around ``p``.
@@ -121,6 +139,12 @@ def l1_ucb(p: jax.typing.ArrayLike, v: jax.typing.ArrayLike, d: jax.typing.Array
     of its value (32 or 64 masked sums over ``p``; exact, and much faster than XLA's CPU
     sort); both give the same optimum.
 
+    Invalid input gives NaN, as in ``jax.numpy``, never a plausible number: a NaN in
+    ``p``, ``v`` or ``d``, an infinite entry of ``p`` or ``v``, a negative entry of
+    ``p`` or ``sum(p) <= 0`` make the value and all its derivatives NaN (for that batch
+    element only). :func:`jaxmdp.check_indices_inputs` raises ``ValueError`` instead, on
+    concrete inputs.
+
     It works under ``jit``, ``vmap`` and ``grad``. ``B`` is piecewise linear in
     ``(p, v, d)``; away from the kinks the gradients are exact (for example
     :math:`\partial B / \partial v = q^*`, the optimal ``q``), and at a kink they are
@@ -128,7 +152,7 @@ def l1_ucb(p: jax.typing.ArrayLike, v: jax.typing.ArrayLike, d: jax.typing.Array
 
     Args:
         p: probabilities, shape ``[S]`` or ``[..., S]``, non-negative and summing to one
-            along the last axis (not checked).
+            along the last axis (the sum is not checked; see above for NaN output).
         v: values of the next state, shape ``[S]`` or ``[..., S]``, broadcastable with
             ``p``.
         d: L1 radius, scalar or shape ``[...]``, broadcastable with the batch shape of
@@ -170,4 +194,5 @@ def l1_ucb(p: jax.typing.ArrayLike, v: jax.typing.ArrayLike, d: jax.typing.Array
             f"p and v must have the same number of states, got shapes {p.shape} and {v.shape}"
         )
     single = _l1_ucb_sorted if p.shape[-1] <= SORT_MAX_STATES else _l1_ucb_selected
+    single = _with_nan_contract(single)
     return jnp.vectorize(single, signature="(s),(s),()->()")(p, v, d)
