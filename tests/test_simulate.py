@@ -36,9 +36,29 @@ HORIZON = 2000
 # which prints, per agent, the mean and its standard error; recorded here as (mean, se).
 NUMPY_REFERENCE_T2000 = {
     "ucb": (8.0950, 0.0898),
-    "dmed": (23.8890, 0.9138),
+    "dmed": (25.7338, 1.0746),  # the paper's zero-count rule (no untried-first)
     "olp": (14.8163, 0.1573),
-    "ps": (5.0237, 0.0948),
+    "ps": (4.7422, 0.1183),  # the paper's zero-count rule (no untried-first)
+}
+
+# The same reference on RiverSwim-6 (known rewards), seed 2024, 256 replications:
+#   python benchmarks/numpy_reference.py --mdp riverswim-6 --horizon 2000 \
+#       --replications 256 --seed 2024
+NUMPY_REFERENCE_RIVERSWIM_T2000 = {
+    "ucb": (370.7049, 4.2050),
+    "dmed": (619.0663, 38.4727),
+    "olp": (416.0784, 6.0064),
+    "ps": (175.7542, 3.3261),
+}
+
+# Learned Bernoulli rewards on the paper's MDP, T = 500, seed 2024, 256 replications:
+#   python benchmarks/numpy_reference.py --rewards bernoulli --unknown-rewards \
+#       --horizon 500 --replications 256 --seed 2024
+NUMPY_REFERENCE_LEARNED_T500 = {
+    "ucb": (16.7976, 0.1960),
+    "dmed": (96.4396, 2.5176),
+    "olp": (23.0591, 0.2371),
+    "ps": (11.7366, 0.2830),
 }
 
 
@@ -63,6 +83,46 @@ def test_mean_pseudo_regret_matches_numpy_reference(long_runs, name):
     assert abs(final.mean() - ref_mean) < 4.0 * np.hypot(se, ref_se), (final.mean(), se)
 
 
+def _agrees_with_reference(final, reference):
+    ref_mean, ref_se = reference
+    se = final.std(ddof=1) / np.sqrt(len(final))
+    # Independent Monte Carlo estimates: 4 standard errors of the difference.
+    assert abs(final.mean() - ref_mean) < 4 * np.hypot(se, ref_se), (final.mean(), reference)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_riverswim_regret_matches_numpy_reference(name):
+    """All four agents on RiverSwim-6 (zero transitions), the paper's zero-count rules."""
+    traj = jm.simulate(jm.envs.make("riverswim-6"), name, HORIZON, REPS, 5, progress=False,
+                       chunk_size=1000)
+    _agrees_with_reference(np.asarray(traj.pseudo_regret[:, -1]),
+                           NUMPY_REFERENCE_RIVERSWIM_T2000[name])
+
+
+def test_riverswim_dmed_is_no_longer_trapped_by_the_untried_rule():
+    """The untried-first rule made DMED play "left" in state 0 for most of the run and
+    never reach the rewarding end (issue: 8,662 pseudo-regret at T = 10^4, nearly
+    linear); the paper's rule explores through its discrepancies."""
+    mdp = jm.envs.make("riverswim-6")
+    paper_rule = jm.simulate(mdp, "dmed", HORIZON, REPS, 5, progress=False, chunk_size=1000)
+    forced = jm.simulate(mdp, jm.get_agent("dmed", force_untried=True), HORIZON, REPS, 5,
+                         progress=False, chunk_size=1000)
+    left_in_0 = [float(np.mean(t.counts[:, 0, 0].sum(-1))) for t in (paper_rule, forced)]
+    assert left_in_0[1] > 0.35 * HORIZON and left_in_0[1] > 2.5 * left_in_0[0]
+    final = [float(np.mean(t.pseudo_regret[:, -1])) for t in (paper_rule, forced)]
+    assert final[1] > 2 * final[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_learned_rewards_regret_matches_numpy_reference(name):
+    """Bernoulli rewards learned (joint-law indices, Beta posterior) on the paper's MDP."""
+    mdp = jm.examples.paper_mdp().with_reward_law("bernoulli")
+    traj = jm.simulate(mdp, jm.get_agent(name, known_rewards=False), 500, 128, 3,
+                       progress=False, chunk_size=500)
+    _agrees_with_reference(np.asarray(traj.pseudo_regret[:, -1]),
+                           NUMPY_REFERENCE_LEARNED_T500[name])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_counts_sum_to_horizon_and_shapes(long_runs, name):
     traj = long_runs[name]
@@ -71,9 +131,12 @@ def test_counts_sum_to_horizon_and_shapes(long_runs, name):
     np.testing.assert_array_equal(traj.times, np.arange(1, HORIZON + 1))
     assert traj.counts.shape == (REPS, 3, 2, 3)
     np.testing.assert_array_equal(traj.counts.sum(axis=(1, 2, 3)), HORIZON)
-    # Pseudo-regret is a non-decreasing sum of gaps; every agent explores every action.
+    # Pseudo-regret is a non-decreasing sum of gaps; MDP-UCB and OLP try every action
+    # (their convention); PS and DMED need not (the paper's rules).
     assert np.all(np.diff(np.asarray(traj.pseudo_regret), axis=1) >= 0)
-    assert np.all(traj.counts.sum(-1) >= 1)
+    if name in ("ucb", "olp"):
+        assert np.all(traj.counts.sum(-1) >= 1)
+    assert traj.policy.shape == (REPS, 3) and traj.reward_sums.shape == (REPS, 3, 2)
     # It grows much more slowly than linearly: the second half adds less than the first.
     mean = np.asarray(traj.pseudo_regret).mean(0)
     assert mean[-1] - mean[HORIZON // 2 - 1] < mean[HORIZON // 2 - 1]
@@ -90,8 +153,7 @@ def test_same_seed_identical_other_seed_differs():
     a = _run("ps", seed=3)
     b = _run("ps", seed=3)
     c = _run("ps", seed=4)
-    for x, y in zip(a, b):
-        np.testing.assert_array_equal(x, y)
+    jax.tree_util.tree_map(np.testing.assert_array_equal, a, b)  # every field, agent state
     assert not np.array_equal(a.counts, c.counts)
     # Replications use independent keys: no two rows are the same.
     rows = {tuple(r) for r in np.asarray(a.pseudo_regret)}
