@@ -1,0 +1,80 @@
+"""``cond_any``: a per-replication ``lax.cond`` that is skipped for the whole batch.
+
+Agents are written for one replication and batched with ``vmap``. Under ``vmap`` a
+``lax.cond`` whose predicate is batched becomes a ``select``: *both* branches run for
+every replication at every round. An episodic agent (the UCRL family, PSRL/TSDE) plans
+only when an episode starts, which is a rare, replication-dependent event; written as a
+plain ``lax.cond`` it would pay for planning at every round.
+
+:func:`cond_any` has ``lax.cond``'s meaning for one replication. Its batching rule
+(``jax.custom_batching.custom_vmap``) runs, for the whole batch,
+
+    lax.cond(any(pred), vmap(cond(pred_i, true_fn, false_fn)), vmap(false_fn))
+
+so a round where no replication starts an episode costs no planning at all, and a round
+where some do costs one batched planning pass (the others' results are discarded by the
+per-replication select). Under ``shard_map`` each device's block decides for itself.
+
+Example:
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmdp.agents.batching import cond_any
+    >>> f = lambda p, x: cond_any(p, lambda x: x + 1.0, lambda x: x, x)
+    >>> jax.vmap(f)(jnp.array([True, False]), jnp.zeros(2)).tolist()
+    [1.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+__all__ = ["cond_any"]
+
+
+def _broadcast(leaf, batched: bool, size: int):
+    return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
+
+
+def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+             *operands: Any) -> Any:
+    """``true_fn(*operands) if pred else false_fn(*operands)``, batch-skipping under vmap.
+
+    Args:
+        pred: bool scalar.
+        true_fn: the costly branch (e.g. plan a new episode); same output structure,
+            shapes and dtypes as ``false_fn``.
+        false_fn: the cheap branch (e.g. keep the current plan).
+        *operands: pytrees passed to both branches.
+
+    Returns:
+        The selected branch's output. Under ``vmap`` with a batched ``pred``,
+        ``true_fn`` runs (batched) only when some element of ``pred`` is True.
+    """
+
+    @custom_vmap
+    def branch(pred, *operands):
+        return lax.cond(pred, true_fn, false_fn, *operands)
+
+    @branch.def_vmap
+    def _rule(axis_size, in_batched, pred, *operands):
+        pred_batched, *operands_batched = in_batched
+        pred = _broadcast(pred, pred_batched, axis_size)
+        operands = jax.tree_util.tree_map(
+            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
+            tuple(operands_batched))
+
+        def some(pred, operands):
+            return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(pred, operands)
+
+        def none(pred, operands):
+            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+
+        out = lax.cond(jnp.any(pred), some, none, pred, tuple(operands))
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return branch(pred, *operands)
