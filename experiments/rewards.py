@@ -100,7 +100,7 @@ def main(argv=None):
                     float(data["lower_bound_learned"]),
             },
             title=f"{env}, Bernoulli rewards: solid = rewards learned, dashed = known "
-                  f"({replications} replications, mean and 95% CI)")
+                  f"({replications} replications, mean and 95% CI)", log_y=True)
         figure = save_figure(fig, f"{NAME}_{env}", figures_dir=args.figures_dir)
         labels = [f"{n}-{kind}" for n in names for kind in ("known", "learned")]
         print(summary(data, labels, title=f"{env}, Bernoulli rewards"))

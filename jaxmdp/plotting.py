@@ -101,7 +101,8 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *,
                   background: Mapping[str, np.ndarray] | None = None,
                   background_label: str = "", title: str = "",
                   ylabel: str = "cumulative pseudo-regret",
-                  order: Sequence[str] | None = None, background_style: str = "faint"):
+                  order: Sequence[str] | None = None, background_style: str = "faint",
+                  log_y: bool = False):
     """Two panels of mean regret with 95% bands: log-time (left) and linear time (right).
 
     Args:
@@ -113,6 +114,7 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *,
             colour per agent), e.g. the un-rigged runs behind the rigged ones.
         background_style: ``"faint"`` (thin, translucent) or ``"dashed"`` (full
             strength, dashed: a second family of curves as readable as the first).
+        log_y: logarithmic regret axes (from 1), for curves spanning decades.
         background_label: what the faint curves are, for the legend.
         title: figure title.
         ylabel: y-axis label.
@@ -147,7 +149,11 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *,
             ax.set_title("linear time")
         ax.set_xlabel("round t")
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        if log_y:
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=1)
+        else:
+            ax.set_ylim(bottom=0)
         ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     if background is not None:
