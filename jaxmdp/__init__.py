@@ -11,6 +11,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.estimators import Estimate, estimate
+from jaxmdp.evi import EVIResult, EVIStatus, evi
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
 from jaxmdp.indices.kl import (
     KLSolution,
@@ -68,6 +69,9 @@ __all__ = [
     "get_agent",
     "Estimate",
     "estimate",
+    "EVIResult",
+    "EVIStatus",
+    "evi",
     "Trajectories",
     "simulate",
     "GainSensitivity",
