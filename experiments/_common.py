@@ -10,10 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -24,44 +21,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-
-def _write_atomic(path: Path, write, suffix: str) -> Path:
-    """Calls ``write(tmp_path)`` on a temporary file beside ``path``, then renames it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def save_npz_atomic(path: Path | str, **arrays) -> Path:
-    """Writes ``arrays`` to ``path`` via a temporary file in the same folder and a rename."""
-    def write(tmp):
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-    return _write_atomic(Path(path), write, ".tmp")
-
-
-def load_npz(path: Path | str) -> dict[str, np.ndarray] | None:
-    """Loads a results file as a dict, or returns None if it does not exist."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    with np.load(path, allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+# The atomic, resumable results files are the package's (jaxmdp.runner), shared with the
+# command line.
+from jaxmdp.runner import load_npz, save_npz_atomic, write_atomic  # noqa: E402, F401
 
 
 def save_figure(fig, name: str, *, figures_dir: Path | str | None = None) -> Path:
     """Saves a matplotlib figure to ``figures/<name>.png`` atomically and returns the path."""
     out_dir = Path(figures_dir) if figures_dir is not None else FIGURES
-    return _write_atomic(out_dir / f"{name}.png",
+    return write_atomic(out_dir / f"{name}.png",
                          lambda tmp: fig.savefig(tmp, dpi=130, bbox_inches="tight", format="png"),
                          ".png")
 

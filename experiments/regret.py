@@ -15,22 +15,16 @@ already saved for the same settings unless ``--force``) and ``figures/regret.png
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
-    base_parser,
-    load_npz,
-    positive_int,
-    save_figure,
-    save_npz_atomic,
-)
+from _common import base_parser, load_npz, positive_int, save_figure  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
 from jaxmdp import plotting  # noqa: E402
+from jaxmdp.runner import RESULTS_VERSION, curves, run_agents  # noqa: E402, F401
 
 NAME = "regret"
 DEFAULT_AGENTS = ("ucb", "dmed", "olp", "ps")
@@ -57,56 +51,6 @@ def check_options(args):
         jm.get_agent(name)  # ValueError listing the known agents
 
 
-#: Bumped when an agent's behaviour changes, so saved results are not reused across it
-#: (2: MDP-PS and MDP-DMED follow the paper at zero counts).
-RESULTS_VERSION = 2
-
-
-def _labelled(agents):
-    """``[(label, agent)]`` from names (``"ucb"``) or ``(label, Agent)`` pairs."""
-    return [(a, a) if isinstance(a, str) else tuple(a) for a in agents]
-
-
-def run_agents(path: Path, mdp, *, agents, horizon: int, replications: int, seed: int,
-               record_every: int, initial_counts=None, force: bool = False,
-               progress: bool = True, lower_bound: float | None = None
-               ) -> dict[str, np.ndarray]:
-    """Simulates each agent and saves ``path`` after each one; reuses saved agents.
-
-    ``agents`` holds names (default options) or ``(label, Agent)`` pairs (configured
-    agents, e.g. ``("ucb-learned", jm.get_agent("ucb", known_rewards=False))``). The file
-    holds ``config`` (horizon, replications, seed, record_every, number of initial
-    transitions, ``RESULTS_VERSION``), ``times``, ``lower_bound``, and per agent label
-    ``pseudo_regret_<label>``, ``regret_<label>`` (float32 ``[replications, K]``) and
-    ``seconds_<label>`` (wall time, compile included).
-    """
-    n0 = 0 if initial_counts is None else int(np.asarray(initial_counts).sum())
-    config = np.array([horizon, replications, seed, record_every, n0, RESULTS_VERSION],
-                      dtype=np.int64)
-    saved = None if force else load_npz(path)
-    if saved is not None and not np.array_equal(saved.get("config"), config):
-        saved = None  # different settings: recompute everything
-    data = dict(saved) if saved is not None else {}
-    if "lower_bound" not in data:
-        if lower_bound is None:
-            lower_bound, _, _ = jm.regret_lower_bound(mdp)
-        data["lower_bound"] = np.asarray(float(lower_bound))
-    data["config"] = config
-    for label, agent in _labelled(agents):
-        if f"pseudo_regret_{label}" in data:
-            print(f"{label}: reusing {path}", flush=True)
-            continue
-        start = time.perf_counter()
-        traj = jm.simulate(mdp, agent, horizon, replications, seed, initial_counts,
-                           record_every=record_every, progress=progress)
-        data[f"pseudo_regret_{label}"] = np.asarray(traj.pseudo_regret, dtype=np.float32)
-        data[f"regret_{label}"] = np.asarray(traj.regret, dtype=np.float32)
-        data["times"] = np.asarray(traj.times)
-        data[f"seconds_{label}"] = np.asarray(time.perf_counter() - start)
-        save_npz_atomic(path, **data)
-    return data
-
-
 def summary(data, agents, *, title: str) -> str:
     """A table of mean +- 95% CI half-width at the horizon, per agent."""
     times = data["times"]
@@ -124,11 +68,6 @@ def summary(data, agents, *, title: str) -> str:
                      f"{rmean:10.3f} +- {rhi - rmean:7.3f} {final.std(ddof=1):7.3f}"
                      f" {seconds:8.1f}")
     return "\n".join(lines)
-
-
-def curves(data, agents):
-    return {name: data[f"pseudo_regret_{name}"] for name in agents
-            if f"pseudo_regret_{name}" in data}
 
 
 def main(argv=None):

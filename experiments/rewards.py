@@ -9,7 +9,8 @@ observed rewards (``known_rewards=False``, solid; the rules are in
 Two lower-bound lines (Burnetas & Katehakis 1997): ``C ln t`` with rewards known (the
 KL divergence is over next-state laws only) and with Bernoulli rewards learned, where
 ``K(x, a)`` is the minimal KL divergence over joint laws of (reward, next state),
-``kinf(((1 - R) P, R P), (v*, 1 + v*), gain* + v*_x)``: a larger constant, since the
+``kinf(((1 - R) P, R P), (v*, 1 + v*), gain* + v*_x)``
+(``jaxmdp.regret_lower_bound(mdp, known_rewards=False)``): a larger constant, since the
 agent must also tell reward means apart.
 
 Writes ``results/rewards_<env>.npz`` (atomically, after each agent; reused unless
@@ -24,7 +25,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,24 +36,6 @@ from jaxmdp import plotting  # noqa: E402
 
 NAME = "rewards"
 DEFAULT_ENVS = ("paper-mdp", "riverswim-6")
-
-
-def learned_reward_bound(mdp) -> float:
-    """The Burnetas–Katehakis constant when Bernoulli reward means are learned too.
-
-    ``sum over suboptimal (x, a) of gap / K`` with
-    ``K(x, a) = inf{KL(p || q) : E_q[r + v*(y)] >= gain* + v*_x}`` over joint laws of
-    (reward in {0, 1}, next state), ``p = ((1 - R) P[x, a], R P[x, a])``.
-    """
-    gain, bias, _ = jm.solve_average_reward(mdp)
-    gap = np.asarray(jm.gaps(mdp))
-    R = jnp.asarray(mdp.R)[..., None]
-    p_joint = jnp.concatenate([(1 - R) * mdp.P, R * mdp.P], axis=-1)  # [S, A, 2S]
-    values = jnp.concatenate([bias, 1 + bias])
-    level = gain + bias[:, None]
-    K = np.asarray(jm.kinf(p_joint, jnp.broadcast_to(values, p_joint.shape), level))
-    suboptimal = np.asarray(mdp.mask) & (gap > 0)
-    return float(np.sum(np.where(suboptimal, gap / np.where(suboptimal, K, 1.0), 0.0)))
 
 
 def main(argv=None):
@@ -83,7 +65,8 @@ def main(argv=None):
                               record_every=args.record_every, force=args.force,
                               progress=not args.no_progress)
             if "lower_bound_learned" not in data:
-                data["lower_bound_learned"] = np.asarray(learned_reward_bound(mdp))
+                bound = jm.regret_lower_bound(mdp, known_rewards=False).constant
+                data["lower_bound_learned"] = np.asarray(float(bound))
                 save_npz_atomic(path, **data)
         names = [a for a in args.agents if f"pseudo_regret_{a}-learned" in data]
         learned = curves(data, [f"{n}-learned" for n in names])

@@ -724,7 +724,8 @@ def _gaps_from_solution(mdp: MDP, sol: PlanningSolution, rtol: jax.Array) -> jax
 
 
 def regret_lower_bound(
-    mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None
+    mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None,
+    known_rewards: bool = True,
 ) -> RegretLowerBound:
     r"""Burnetas–Katehakis (1997) regret lower-bound constant (paper, section 2.2).
 
@@ -744,10 +745,20 @@ def regret_lower_bound(
     finite. Requires a constant optimal gain (see the module docstring for the classes
     supported and what Burnetas & Katehakis assume).
 
+    With ``known_rewards=False`` the learner must also tell reward means apart, and the
+    observation of a round is the pair (reward, next state): ``K`` is the infimum of the
+    KL divergence over joint laws of that pair, whose KL is the sum of the two parts. For
+    rewards in ``[0, 1]`` (``mdp.reward_law`` ``"bernoulli"``, or ``"deterministic"``
+    learned as Bernoulli, the model of jaxmdp's learning agents) it is
+    ``kinf(((1 - R) P, R P), (v, 1 + v), phi + v_x)`` on ``2S`` outcomes; for Gaussian
+    rewards of known ``sigma`` it is ``kinf_gaussian(P, v, R, sigma, phi + v_x)``.
+
     Args:
         mdp: the :class:`~jaxmdp.MDP`, ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
         max_steps: maximum number of policy evaluations, a positive Python int.
         rtol: relative tie tolerance; default ``32 * sqrt(S) * eps``.
+        known_rewards: the bound for learners told the mean rewards (default, the
+            paper's setting) or learning them from ``mdp.reward_law``'s draws.
 
     Returns:
         :class:`RegretLowerBound` ``(constant, K, gaps)``: shapes ``[]``, ``[S, A]``,
@@ -764,8 +775,41 @@ def regret_lower_bound(
         >>> bound.K.shape
         (3, 2)
     """
+    if not isinstance(known_rewards, bool):
+        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
     sol, delta = _solve_with_gaps(mdp, max_steps, rtol)
-    return _lower_bound_from_solution(mdp, sol, delta)
+    if known_rewards:
+        return _lower_bound_from_solution(mdp, sol, delta)
+    if mdp.reward_law != "gaussian":
+        R = np.asarray(mdp.R, np.float64)
+        bad = ((R < 0) | (R > 1)) & np.asarray(mdp.mask, bool)
+        if bad.any():
+            s, a = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError("known_rewards=False models rewards in [0, 1] unless the reward "
+                             f"law is Gaussian, got R[{s}, {a}] = {float(R[s, a])}")
+    return _learned_lower_bound(mdp, sol, delta)
+
+
+@jax.jit
+def _learned_lower_bound(mdp: MDP, sol: PlanningSolution, delta) -> RegretLowerBound:
+    from jaxmdp.indices.gaussian import kinf_gaussian
+
+    P = jnp.asarray(mdp.P, sol.bias.dtype)
+    R = jnp.asarray(mdp.R, sol.bias.dtype)
+    level = sol.gain + sol.bias[:, None]
+    bias = jnp.broadcast_to(sol.bias, P.shape)
+    if mdp.reward_law == "gaussian":
+        K = kinf_gaussian(P, bias, R, jnp.asarray(mdp.reward_sigma, P.dtype), level)
+    else:
+        p_joint = jnp.concatenate([(1 - R)[..., None] * P, R[..., None] * P], axis=-1)
+        values = jnp.concatenate([bias, 1 + bias], axis=-1)
+        K = kinf(p_joint, values, level)
+    suboptimal = mdp.mask & (delta > 0)
+    K = jnp.where(suboptimal, K, jnp.where(mdp.mask, 0, jnp.inf))
+    finite = suboptimal & (K > 0) & jnp.isfinite(K)
+    ratio = jnp.where(finite, delta, 0) / jnp.where(finite, K, 1)
+    ratio = jnp.where(suboptimal & (K <= 0), jnp.inf, ratio)
+    return RegretLowerBound(jnp.sum(ratio), K, delta)
 
 
 @jax.jit

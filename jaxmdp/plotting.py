@@ -13,8 +13,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 #: Display names and colours of the paper's agents (fixed, so figures stay comparable).
-AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS"}
-AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": "tab:purple"}
+AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS",
+                "ucrl2": "UCRL2", "kl_ucrl": "KL-UCRL", "tsde": "TSDE", "imed_rl": "IMED-RL"}
+AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": "tab:purple",
+                "ucrl2": "tab:orange", "kl_ucrl": "tab:brown", "tsde": "tab:pink",
+                "imed_rl": "tab:olive"}
 LOWER_BOUND_COLOR = "black"
 
 
@@ -39,6 +42,13 @@ def mean_ci(values, *, axis: int = 0, z: float = 1.96):
     return mean, mean - half, mean + half
 
 
+def median_quartiles(values, *, axis: int = 0):
+    """Median and interquartile band along ``axis``: ``(median, q1, q3)``."""
+    q1, median, q3 = np.percentile(np.asarray(values, dtype=np.float64), [25, 50, 75],
+                                   axis=axis)
+    return median, q1, q3
+
+
 def agent_label(name: str) -> str:
     """The paper's name for an agent (``"ucb"`` -> ``"MDP-UCB"``); unknown names as given."""
     return AGENT_LABELS.get(name, name)
@@ -50,8 +60,9 @@ def agent_color(name: str, index: int = 0) -> str:
 
 
 def plot_mean_ci(ax, times, values, *, label: str | None = None, color=None,
-                 faint: bool = False, linestyle: str = "-"):
-    """Draws the mean of ``values`` over replications with its 95% band.
+                 faint: bool = False, linestyle: str = "-", statistic: str = "mean"):
+    """Draws the mean of ``values`` over replications with its 95% band (or, with
+    ``statistic="median"``, the median with its interquartile band).
 
     Args:
         ax: matplotlib axes.
@@ -61,11 +72,13 @@ def plot_mean_ci(ax, times, values, *, label: str | None = None, color=None,
         color: line and band colour.
         faint: draw thin and translucent (for comparison curves in the background).
         linestyle: matplotlib line style.
+        statistic: ``"mean"`` (95% CI band) or ``"median"`` (quartile band).
 
     Returns:
         The line artist.
     """
-    mean, lower, upper = mean_ci(values)
+    mean, lower, upper = (mean_ci(values) if statistic == "mean" else
+                          median_quartiles(values))
     alpha_line, alpha_band, width = (0.35, 0.08, 1.0) if faint else (1.0, 0.22, 1.8)
     (line,) = ax.plot(times, mean, color=color, label=label, alpha=alpha_line,
                       linewidth=width, linestyle=linestyle)
@@ -165,6 +178,58 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *,
         kind = "dashed" if dashed else "faint"
         labels.append(f"{kind}: {background_label}" if background_label else
                       f"{kind}: background")
+    fig.legend(handles, labels, loc="outside right center", fontsize=9, frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def comparison_figure(times, curves: Mapping[str, np.ndarray], *,
+                      lower_bound: float | None = None, title: str = "",
+                      ylabel: str = "cumulative pseudo-regret", log_y: bool = False):
+    """Four panels: mean with 95% CI (top) and median with quartiles (bottom), each in log
+    and linear time, with the ``C ln t`` line.
+
+    Args:
+        times: rounds ``[K]``.
+        curves: agent label -> samples ``[replications, K]``.
+        lower_bound: constant of the ``C ln t`` line, or None.
+        title: figure title.
+        ylabel: y-axis label.
+        log_y: logarithmic regret axes (from 1).
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    times = np.asarray(times)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.4), constrained_layout=True, sharex="col")
+    for row, statistic in enumerate(("mean", "median")):
+        for col, log_time in enumerate((True, False)):
+            ax = axes[row, col]
+            for i, name in enumerate(curves):
+                plot_mean_ci(ax, times, curves[name], color=agent_color(name, i),
+                             label=agent_label(name), statistic=statistic)
+            if lower_bound is not None:
+                plot_lower_bound(ax, times, lower_bound)
+            if log_time:
+                ax.set_xscale("log")
+                ax.set_xlim(max(1, times[0]), times[-1])
+            else:
+                ax.set_xlim(0, times[-1])
+            what = "mean, 95% CI" if statistic == "mean" else "median, quartiles"
+            ax.set_title(f"{what}; {'log' if log_time else 'linear'} time", fontsize=10)
+            if row == 1:
+                ax.set_xlabel("round t")
+            ax.set_ylabel(ylabel)
+            if log_y:
+                ax.set_yscale("log")
+                ax.set_ylim(bottom=1)
+            else:
+                ax.set_ylim(bottom=0)
+            ax.grid(True, which="major", alpha=0.3)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)

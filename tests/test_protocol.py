@@ -229,3 +229,30 @@ def test_learning_agents_plan_with_posterior_mean_rewards():
     np.testing.assert_array_equal(state.policy, expected.policy)
     truth = jm.estimate(counts, paper)
     assert not np.array_equal(expected.policy, truth.policy)
+
+
+def test_learned_reward_lower_bound_against_scipy():
+    """K over joint laws of (Bernoulli reward, next state), by SLSQP on the 2S simplex."""
+    from scipy.optimize import minimize
+
+    mdp = jm.envs.make("paper-mdp").with_reward_law("bernoulli")
+    bound = jm.regret_lower_bound(mdp, known_rewards=False)
+    gain, bias, _ = jm.solve_average_reward(mdp)
+    P, R, bias = np.asarray(mdp.P), np.asarray(mdp.R), np.asarray(bias)
+    for x, a in zip(*np.nonzero(np.asarray(bound.gaps) > 0)):
+        p = np.concatenate([(1 - R[x, a]) * P[x, a], R[x, a] * P[x, a]])
+        w = np.concatenate([bias, 1 + bias])
+        level = float(gain) + bias[x]
+        if level >= w.max():
+            assert np.isinf(bound.K[x, a])
+            continue
+        res = minimize(lambda q: np.sum(p * np.log(p / q)), np.full(6, 1 / 6),
+                       constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1},
+                                    {"type": "ineq", "fun": lambda q: q @ w - level}],
+                       bounds=[(1e-12, 1)] * 6, method="SLSQP",
+                       options={"ftol": 1e-14, "maxiter": 500})
+        np.testing.assert_allclose(bound.K[x, a], res.fun, rtol=1e-6)
+    # Learning the rewards can only make the problem harder.
+    assert bound.constant > jm.regret_lower_bound(mdp).constant
+    with pytest.raises(ValueError, match="known_rewards must be a bool"):
+        jm.regret_lower_bound(mdp, known_rewards="no")

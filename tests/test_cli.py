@@ -1,0 +1,81 @@
+"""The command line (jaxmdp.cli) and the shared runner (jaxmdp.runner)."""
+
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp import cli, runner
+
+
+def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
+    out = tmp_path / "rs6"
+    args = ["run", "--env", "riverswim-6", "--agents", "ucb,ps", "--horizon", "200",
+            "--replications", "3", "--out", str(out), "--no-progress", "--x64"]
+    assert cli.main(args) == 0
+    for name in ("results.npz", "table.csv", "table.md", "regret.png"):
+        assert (out / name).stat().st_size > 0
+    data = runner.load_npz(out / "results.npz")
+    assert data["pseudo_regret_ucb"].shape == (3, 200)
+    np.testing.assert_allclose(data["lower_bound"], 39.0596, atol=1e-4)
+    table = (out / "table.csv").read_text().splitlines()
+    assert table[0].startswith("agent,horizon,replications,mean,ci95,median")
+    assert [line.split(",")[0] for line in table[1:]] == ["ucb", "ps"]
+    # The same run again reuses both agents; the saved numbers are unchanged.
+    capsys.readouterr()
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out.count("reusing") == 2
+    np.testing.assert_array_equal(runner.load_npz(out / "results.npz")["pseudo_regret_ps"],
+                                  data["pseudo_regret_ps"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--env", "riverswim-7"], "unknown environment name 'riverswim-7'; known names: "),
+        (["--agents", "ucb,greedy"], r"one of \[.*'ucb'.*\], got 'greedy'"),
+        (["--sigma", "0.5"], "--sigma needs --reward-law gaussian"),
+        (["--reward-law", "gaussian", "--sigma", "-1"], "reward_sigma must be a positive"),
+    ],
+)
+def test_run_reports_bad_input(tmp_path, capsys, args, message):
+    base = {"--env": "riverswim-6", "--agents": "ucb", "--out": str(tmp_path)}
+    for flag, value in zip(args[::2], args[1::2]):
+        base[flag] = value
+    argv = ["run", "--horizon", "10", "--replications", "2", "--no-progress"]
+    for flag, value in base.items():
+        argv += [flag, value]
+    assert cli.main(argv) == 2
+    import re
+
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_run_rejects_a_zero_horizon(tmp_path):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--env", "riverswim-6", "--agents", "ucb", "--horizon", "0",
+                  "--out", str(tmp_path)])
+
+
+def test_envs_and_agents_listings(monkeypatch, capsys):
+    monkeypatch.setattr(jm.envs, "names", lambda: ["riverswim-6", "garnet-S-A-b"])
+    assert cli.main(["envs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:5] == ["riverswim-6", "6", "2", "0.875003", "39.06"]
+    assert out[2].split()[:3] == ["garnet-100-4-5", "100", "4"]
+    assert cli.main(["agents"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert {"ucb", "dmed", "olp", "ps"} <= set(listed)
+
+
+def test_parse_agents_configures_only_agents_with_the_option():
+    agents = dict(runner.parse_agents("ucb, PS", known_rewards=False))
+    assert agents["ucb"] == jm.get_agent("ucb", known_rewards=False)
+    assert agents["ps"].config.known_rewards is False
+    with pytest.raises(ValueError, match="at least one agent"):
+        runner.parse_agents(" , ")
+
+
+def test_runner_rejects_duplicate_labels():
+    with pytest.raises(ValueError, match="distinct labels"):
+        runner.run_agents(None, jm.envs.make("paper-mdp"), agents=["ucb", "ucb"], horizon=5,
+                          replications=1, progress=False)
