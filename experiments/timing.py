@@ -11,27 +11,38 @@ section 4 ("Computation Time Comparison"), and adds what the paper did not have:
     [6] OLP LP        l1_ucb_lp, the paper's linear program by preconditioned PDHG
     [7] UCB one unk.  jaxmdp.kl_ucb, the one-unknown reduction
     [8] OLP exact     jaxmdp.l1_ucb, the exact sort/selection solution
+    [9] DMED q-PGD    kinf_pgd, projected gradient on q (optax + projection_simplex),
+                      multiplicative dual ascent, duality-gap certificate
+    [10] UCB q-PGD    kl_ucb_pgd, likewise
 
 Random problems (``--problems`` per size, 15 as in the paper; numpy generator seeded by
 ``--seed`` and |S|): p ~ Dirichlet(1, ..., 1), v_x ~ Uniform(0, 1) i.i.d.; the UCB radius
 delta ~ LogUniform(0.01, 1), for which C is strictly inside (p.v, max v); the DMED level
 rho = p.v + u (max v - p.v) with u ~ Uniform(0.1, 0.9), strictly inside (p.v, max v); the
 OLP radius d ~ Uniform(0.05, 1); the MDP-PS posterior Dirichlet(1 + S p) (as after about
-S observations). The baselines [3]-[6] solve to tol = 1e-4 (the paper's "4 digits") by
-their own stopping rules; the accuracy column is the largest absolute error against the
-exact value, computed in float64 by [2], [7] and [8] (themselves cross-checked: [7]
-against [3] at tol 1e-12, and the inverse pair kinf(p, v, kl_ucb(p, v, delta)) = delta).
+S observations). The baselines [3]-[6], [9] and [10] solve to tol = 1e-4 (the paper's "4
+digits") by their own stopping rules, and report whether the rule was met ("conv": problems
+converged within the solver's max_steps; "steps": the median iteration count); the
+accuracy column is the largest absolute error against the exact value, computed in float64
+by [2], [7] and [8] (themselves cross-checked: [7] against [3] at tol 1e-12, and the
+inverse pair kinf(p, v, kl_ucb(p, v, delta)) = delta). "vs L-BFGS" is the time of the
+q-formulation by augmented Lagrangian + L-BFGS ([4] or [5]; the LP [6] for OLP) over the
+method's, "vs PGD" that of the projected-gradient q-formulation ([9] or [10]).
 
 Timing: each method is a jitted single-problem function; after a warm-up call (compile
 excluded) each problem is timed on its own with ``block_until_ready`` (the median of a few
 repeats when a call is fast), giving a mean and a 95% t-interval over problems; the
 vmapped batch of all problems is timed too (reported per index). Slow baselines
-[4]-[6] run up to |S| = 1e4 (``--slow-max``). Results are saved per size as they finish
-(``results/timing.npz``) so an interrupted run resumes; ``--plot-only`` redraws
-``figures/timing.png`` (all methods) and ``figures/timing_best.png`` (the fast ones).
+[4]-[6] run up to |S| = 1e4 (``--slow-max``), the projected-gradient ones [9], [10] up to
+1e5 (``--pgd-max``); the table says where one was not run. The iterative baselines are
+timed as called with ``return_info=True`` (the status is computed anyway). Results are
+saved per size as they finish (``results/timing.npz``) so an interrupted run resumes;
+``--plot-only`` redraws ``figures/timing.png`` (all methods) and
+``figures/timing_best.png`` (the fast ones, against projected gradient).
 Runs unchanged on GPU when JAX sees one.
 
     python experiments/timing.py            # defaults: |S| = 10 ... 1e5, 15 problems
+                                            # (about 10 min on 2 idle CPU cores)
     python experiments/timing.py --quick    # a smoke run in seconds
 """
 
@@ -55,14 +66,22 @@ import jax.numpy as jnp  # noqa: E402
 
 import jaxmdp  # noqa: E402
 from jaxmdp._progress import Progress  # noqa: E402
-from jaxmdp.indices.qform import kinf_qform, kl_ucb_2d, kl_ucb_qform, l1_ucb_lp  # noqa: E402
+from jaxmdp.indices.qform import (  # noqa: E402
+    kinf_pgd,
+    kinf_qform,
+    kl_ucb_2d,
+    kl_ucb_pgd,
+    kl_ucb_qform,
+    l1_ucb_lp,
+)
 
 NAME = "timing"
 TOL = 1e-4
 DEFAULT_SIZES = (10, 100, 1_000, 10_000, 100_000)
 QUICK_SIZES = (10, 100)
 
-# key, label, index ("C", "D", "B" or "PS"), slow (a baseline capped at --slow-max)
+# key, label, index ("C", "D", "B" or "PS"), slow (a baseline capped at --slow-max, or
+# at --pgd-max for the projected-gradient ones)
 METHODS = (
     ("mdp_ps", "[1] MDP-PS (Dirichlet sample)", "PS", False),
     ("kinf", "[2] DMED $\\lambda$ (kinf)", "D", False),
@@ -72,21 +91,31 @@ METHODS = (
     ("l1_ucb_lp", "[6] OLP linear program (PDHG)", "B", True),
     ("kl_ucb", "[7] UCB one unknown (kl_ucb)", "C", False),
     ("l1_ucb", "[8] OLP exact (l1_ucb)", "B", False),
+    ("kinf_pgd", "[9] DMED q-form., projected gradient", "D", True),
+    ("kl_ucb_pgd", "[10] UCB q-form., projected gradient", "C", True),
 )
 FAST = ("mdp_ps", "kinf", "kl_ucb_2d", "kl_ucb", "l1_ucb")
+# Drawn dashed in both figures, as the reference the fast methods are read against.
+PGD = ("kinf_pgd", "kl_ucb_pgd")
 # Which baseline each method's speed-up is measured against.
 BASELINE = {
     "kinf": "kinf_qform", "kl_ucb_2d": "kl_ucb_qform", "kl_ucb": "kl_ucb_qform",
-    "l1_ucb": "l1_ucb_lp",
+    "l1_ucb": "l1_ucb_lp", "kinf_pgd": "kinf_qform", "kl_ucb_pgd": "kl_ucb_qform",
+}
+PGD_BASELINE = {
+    "kinf": "kinf_pgd", "kinf_qform": "kinf_pgd", "kl_ucb": "kl_ucb_pgd",
+    "kl_ucb_2d": "kl_ucb_pgd", "kl_ucb_qform": "kl_ucb_pgd",
 }
 COLORS = {
     "mdp_ps": "tab:gray", "kinf": "tab:blue", "kl_ucb_2d": "tab:orange",
     "kinf_qform": "tab:cyan", "kl_ucb_qform": "tab:red", "l1_ucb_lp": "tab:brown",
-    "kl_ucb": "tab:green", "l1_ucb": "tab:purple",
+    "kl_ucb": "tab:green", "l1_ucb": "tab:purple", "kinf_pgd": "tab:olive",
+    "kl_ucb_pgd": "tab:pink",
 }
 MARKERS = {
     "mdp_ps": "o", "kinf": "s", "kl_ucb_2d": "^", "kinf_qform": "D",
     "kl_ucb_qform": "v", "l1_ucb_lp": "P", "kl_ucb": "*", "l1_ucb": "X",
+    "kinf_pgd": "d", "kl_ucb_pgd": "<",
 }
 
 # 97.5% quantiles of Student's t with k degrees of freedom (k = problems - 1).
@@ -142,11 +171,19 @@ def method_call(key: str):
         "l1_ucb_lp": (partial(l1_ucb_lp, tol=TOL), ("p", "v", "d")),
         "kl_ucb": (jaxmdp.kl_ucb, ("p", "v", "delta")),
         "l1_ucb": (jaxmdp.l1_ucb, ("p", "v", "d")),
+        "kinf_pgd": (partial(kinf_pgd, tol=TOL), ("p", "v", "rho")),
+        "kl_ucb_pgd": (partial(kl_ucb_pgd, tol=TOL), ("p", "v", "delta")),
     }
-    return table[key]
+    fn, names = table[key]
+    if key in _ITERATIVE:
+        fn = partial(fn, return_info=True)
+    return fn, names
 
 
 _NATIVELY_BATCHED = ("kinf", "kl_ucb", "l1_ucb")
+# The baselines that return a SolverInfo (converged, num_steps) with return_info=True.
+_ITERATIVE = ("kl_ucb_2d", "kinf_qform", "kl_ucb_qform", "l1_ucb_lp", "kinf_pgd",
+              "kl_ucb_pgd")
 
 
 @jax.jit
@@ -172,10 +209,12 @@ def _timed(fn, args) -> tuple[float, object]:
 
 def time_method(key: str, problems: dict[str, np.ndarray], dtype, seed: int, *,
                 batch_limit: float, repeat_budget: float = 0.2, max_repeats: int = 7):
-    """Per-problem times and values of one method, and its vmapped batch time per index.
+    """Per-problem times, values and solver status of one method, and its batch time.
 
-    The batch is timed only when the problems took at most ``batch_limit`` seconds in
-    all (otherwise NaN).
+    Returns ``(times, values, converged, steps, batch_time)``: ``converged`` and
+    ``steps`` are the iterative baselines' own report (all True and 0 for the others);
+    ``batch_time`` is the vmapped time per index, measured only when the problems took
+    at most ``batch_limit`` seconds in all (otherwise NaN).
     """
     fn, names = method_call(key)
     count = problems["p"].shape[0]
@@ -194,8 +233,13 @@ def time_method(key: str, problems: dict[str, np.ndarray], dtype, seed: int, *,
     _timed(single, tuple(device_args[n][0] for n in names))  # compile and warm up
     times = np.empty(count)
     values = np.empty(count)
+    converged = np.ones(count, bool)
+    steps = np.zeros(count, np.int64)
     for i in range(count):
         times[i], out = repeated(single, tuple(device_args[n][i] for n in names))
+        if key in _ITERATIVE:
+            out, info = out
+            converged[i], steps[i] = bool(info.converged), int(info.num_steps)
         values[i] = float(out)
     batch_time = float("nan")
     if batch_limit > 0 and times.sum() <= batch_limit:
@@ -205,15 +249,21 @@ def time_method(key: str, problems: dict[str, np.ndarray], dtype, seed: int, *,
         all_args = tuple(device_args[n] for n in names)
         _timed(batched, all_args)  # compile and warm up
         batch_time = repeated(batched, all_args)[0] / count
-    return times, values, batch_time
+    return times, values, converged, steps, batch_time
 
 
 def _config_of(problems: int, dtype: str, seed: int) -> np.ndarray:
     return np.array([problems, 64 if dtype == "float64" else 32, seed], np.int64)
 
 
+def size_cap(key: str, slow_max: int, pgd_max: int) -> float:
+    """The largest |S| a method is run at: ``pgd_max``, ``slow_max`` or unlimited."""
+    slow = dict((m[0], m[3]) for m in METHODS)[key]
+    return pgd_max if key in PGD else slow_max if slow else math.inf
+
+
 def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path: Path,
-        force: bool, batch_limit: float) -> dict[str, np.ndarray]:
+        force: bool, batch_limit: float, pgd_max: int = 100_000) -> dict[str, np.ndarray]:
     """Times every method at every size, resuming from ``results_path``.
 
     Sizes already saved with the same problems, dtype and seed are reused unless
@@ -227,23 +277,26 @@ def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path
         done = f"S{size}_config" in saved and np.array_equal(saved[f"S{size}_config"], config)
         if force or not done:
             todo.append(size)
-    n_units = sum(sum(1 for m in METHODS if not (m[3] and s > slow_max)) for s in todo)
+    n_units = sum(sum(1 for m in METHODS if s <= size_cap(m[0], slow_max, pgd_max))
+                  for s in todo)
     with Progress(n_units, "timing") as bar:
         for size in todo:
             probs = make_problems(size, problems, seed)
             refs = reference_values(probs)
             entry = {f"S{size}_{k}": refs[k] for k in ("check_c_2d", "check_inverse")}
             for key, _, index, slow in METHODS:
-                if slow and size > slow_max:
+                if size > size_cap(key, slow_max, pgd_max):
                     continue
                 bar.update(0, info=f"|S|={size} {key}")
-                times, values, batch_time = time_method(key, probs, jdtype, seed,
-                                                        batch_limit=batch_limit)
+                times, values, converged, steps, batch_time = time_method(
+                    key, probs, jdtype, seed, batch_limit=batch_limit)
                 error = (np.max(np.abs(values - refs[index])) if index in refs
                          else float("nan"))
                 entry[f"S{size}_{key}_times"] = times
                 entry[f"S{size}_{key}_batch"] = np.asarray(batch_time)
                 entry[f"S{size}_{key}_error"] = np.asarray(error)
+                entry[f"S{size}_{key}_converged"] = converged
+                entry[f"S{size}_{key}_steps"] = steps
                 bar.update(1, info=f"|S|={size} {key} {times.mean() * 1e3:.3g} ms")
             entry[f"S{size}_config"] = config
             saved = {k: x for k, x in saved.items() if not k.startswith(f"S{size}_")}
@@ -254,48 +307,77 @@ def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path
 
 
 def collect(saved: dict[str, np.ndarray], sizes) -> dict:
-    """Per-method arrays over the sizes present in ``saved``: mean, ci, batch, error."""
+    """Per-method arrays over the sizes present in ``saved``.
+
+    Columns: size, mean time, 95% half-width, batch time per index, max error, problems
+    converged, problems, median steps (NaN where the file predates the solver status).
+    """
     table = {}
     for key, *_ in METHODS:
         rows = []
         for size in sizes:
             if f"S{size}_{key}_times" in saved:
-                mean, half = mean_ci(saved[f"S{size}_{key}_times"])
+                times = saved[f"S{size}_{key}_times"]
+                mean, half = mean_ci(times)
+                conv = saved.get(f"S{size}_{key}_converged")
+                steps = saved.get(f"S{size}_{key}_steps")
                 rows.append((size, mean, half, float(saved[f"S{size}_{key}_batch"]),
-                             float(saved[f"S{size}_{key}_error"])))
-        table[key] = np.array(rows, float).reshape(-1, 5)
+                             float(saved[f"S{size}_{key}_error"]),
+                             float("nan") if conv is None else float(np.sum(conv)),
+                             float(times.size),
+                             float("nan") if steps is None else float(np.median(steps))))
+        table[key] = np.array(rows, float).reshape(-1, 8)
     return table
 
 
-def print_table(saved: dict[str, np.ndarray], sizes) -> None:
-    """Prints time, speed-up over the q-formulation/LP, and accuracy per size."""
+def _ratio(table, base: str | None, size: int, mean: float) -> str:
+    if base is None:
+        return ""
+    rows = table[base][table[base][:, 0] == size]
+    if not len(rows):
+        return ""
+    ratio = rows[0][1] / mean
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+def print_table(saved: dict[str, np.ndarray], sizes, slow_max: int | None = None,
+                pgd_max: int | None = None) -> None:
+    """Prints time, speed-ups over the baselines, solver status and accuracy per size."""
     table = collect(saved, sizes)
     device = str(saved.get("device", "?"))
     print(f"\nComputation time per index on {device} (mean over problems, 95% CI; batch = "
-          f"vmapped time per index; error = max |value - exact|; baselines at tol {TOL:g})")
-    header = f"{'|S|':>7} {'method':<36} {'time':>10} {'+-95%':>9} {'batch':>10} " \
-             f"{'speed-up':>9} {'error':>9}"
+          f"vmapped time per index; error = max |value - exact|; baselines at tol {TOL:g}; "
+          f"vs L-BFGS / vs PGD = that baseline's time over the method's; conv = problems "
+          f"whose own stopping rule was met)")
+    header = (f"{'|S|':>7} {'method':<38} {'time':>10} {'+-95%':>9} {'batch':>10} "
+              f"{'vs L-BFGS':>9} {'vs PGD':>7} {'steps':>6} {'conv':>6} {'error':>9}")
     for size in sizes:
         if f"S{size}_config" not in saved:
             continue
         print("\n" + header)
-        for key, label, _, _ in METHODS:
+        for key, label, _, slow in METHODS:
+            plain = label.replace("$\\lambda$", "lambda").replace("$(\\mu, \\lambda)$",
+                                                                   "(mu, lambda)")
             rows = table[key]
             row = rows[rows[:, 0] == size]
             if not len(row):
+                if slow:
+                    flag, cap = ("--pgd-max", pgd_max) if key in PGD else ("--slow-max", slow_max)
+                    why = f"(> {flag} {cap})" if cap and size > cap else ""
+                    print(f"{size:>7} {plain:<38} not run at this size {why}")
                 continue
-            _, mean, half, batch, error = row[0]
-            base = BASELINE.get(key)
-            speedup = ""
-            if base is not None:
-                base_rows = table[base][table[base][:, 0] == size]
-                if len(base_rows):
-                    speedup = f"{base_rows[0][1] / mean:8.0f}x"
+            _, mean, half, batch, error, n_conv, n_prob, steps = row[0]
             err = "" if math.isnan(error) else f"{error:9.1e}"
-            plain = label.replace("$\\lambda$", "lambda").replace("$(\\mu, \\lambda)$",
-                                                                   "(mu, lambda)")
-            print(f"{size:>7} {plain:<36} {_fmt(mean)} {_fmt(half, 9)} {_fmt(batch)} "
-                  f"{speedup:>9} {err:>9}")
+            conv = "" if key not in _ITERATIVE or math.isnan(n_conv) else \
+                f"{int(n_conv)}/{int(n_prob)}"
+            step = "" if key not in _ITERATIVE or math.isnan(steps) else f"{steps:.0f}"
+            print(f"{size:>7} {plain:<38} {_fmt(mean)} {_fmt(half, 9)} {_fmt(batch)} "
+                  f"{_ratio(table, BASELINE.get(key), size, mean):>9} "
+                  f"{_ratio(table, PGD_BASELINE.get(key), size, mean):>7} "
+                  f"{step:>6} {conv:>6} {err:>9}")
+            if conv and n_conv < n_prob:
+                print(f"{'':>7} ^ {key} did NOT reach tol {TOL:g} by its own rule on "
+                      f"{int(n_prob - n_conv)} of {int(n_prob)} problems")
         print(f"{'':>7} cross-checks: max|kl_ucb - kl_ucb_2d(tol 1e-12)| = "
               f"{float(saved[f'S{size}_check_c_2d']):.1e}, "
               f"max|kinf(p, v, kl_ucb(p, v, delta)) - delta| = "
@@ -312,7 +394,11 @@ def _fmt(seconds: float, width: int = 10) -> str:
 
 
 def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
-    """Draws the two log-log figures from saved results."""
+    """Draws the two log-log figures from saved results.
+
+    The projected-gradient baselines are dashed in both; a size where an iterative
+    baseline missed its tolerance on some problem is circled in black.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -323,9 +409,11 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
     paths = []
     for name, keys, title in (
         ("timing", [m[0] for m in METHODS], "Computation time as |S| increases"),
-        ("timing_best", list(FAST), "Computation time as |S| increases: the fast methods"),
+        ("timing_best", list(FAST) + list(PGD),
+         "The fast methods, against projected gradient (dashed)"),
     ):
-        fig, ax = plt.subplots(figsize=(7.5, 5.0))
+        fig, ax = plt.subplots(figsize=(8.0, 5.4))
+        missed = False
         for key, label, _, _ in METHODS:
             if key not in keys or not len(table[key]):
                 continue
@@ -335,7 +423,17 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
             yerr = np.stack([np.minimum(half, 0.9 * rows[:, 1]), half])
             ax.errorbar(rows[:, 0], rows[:, 1], yerr=yerr,
                         label=label, color=COLORS[key], marker=MARKERS[key], capsize=3,
-                        linewidth=1.5, markersize=6)
+                        linewidth=1.5, markersize=6,
+                        linestyle="--" if key in PGD else "-")
+            bad = rows[:, 5] < rows[:, 6]
+            if np.any(bad):
+                missed = True
+                ax.plot(rows[bad, 0], rows[bad, 1], linestyle="none", marker="o",
+                        markersize=14, markerfacecolor="none", markeredgecolor="black")
+        if missed:
+            ax.plot([], [], linestyle="none", marker="o", markersize=10,
+                    markerfacecolor="none", markeredgecolor="black",
+                    label="missed tol on some problem")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("number of states |S|")
@@ -359,6 +457,9 @@ def parse_args(argv=None):
                         help="float64 (default) or float32")
     parser.add_argument("--slow-max", type=int, default=10_000,
                         help="largest |S| for the baselines [4]-[6] (default 10000)")
+    parser.add_argument("--pgd-max", type=int, default=100_000,
+                        help="largest |S| for the projected-gradient baselines [9], [10] "
+                             "(default 100000)")
     parser.add_argument("--batch-limit", type=float, default=20.0,
                         help="skip the vmapped batch of a method when its problems took "
                              "longer than this many seconds in all; 0: never time batches "
@@ -385,6 +486,7 @@ def parse_args(argv=None):
     if args.dtype not in ("float32", "float64"):
         raise ValueError(f"--dtype must be float32 or float64, got {args.dtype!r}")
     positive_int("--slow-max", args.slow_max)
+    positive_int("--pgd-max", args.pgd_max)
     if not args.batch_limit >= 0:
         raise ValueError(f"--batch-limit must be non-negative, got {args.batch_limit!r}")
     return args
@@ -402,10 +504,10 @@ def main(argv=None) -> None:
         print(f"devices: {jax.devices()}; sizes {sizes}; {args.problems} problems; "
               f"{args.dtype}; seed {args.seed}", flush=True)
         saved = run(sizes, args.problems, args.dtype, args.seed, args.slow_max, results_path,
-                    args.force, args.batch_limit)
+                    args.force, args.batch_limit, args.pgd_max)
     # Show every size in the results file, also those of earlier runs.
     shown = sorted({int(k[1:-len("_config")]) for k in saved if k.endswith("_config")})
-    print_table(saved, shown)
+    print_table(saved, shown, args.slow_max, args.pgd_max)
     for path in plot(saved, shown, Path(args.figures_dir)):
         print(f"wrote {path}")
 
