@@ -199,3 +199,4 @@ def get_agent(agent: str | Agent, **options) -> Agent:
 
 # The paper's four agents register themselves on import.
 from jaxmdp.agents import paper as paper  # noqa: E402
+from jaxmdp.agents import ucrl as ucrl  # noqa: E402

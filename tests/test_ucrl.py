@@ -1,0 +1,165 @@
+"""UCRL2 and KL-UCRL (jaxmdp.agents.ucrl): options, the doubling rule and Jaksch et al.'s
+episode bound, the first action, regret against the NumPy loop, cond_any vs lax.cond, and
+sharding."""
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
+from jaxmdp.simulate import env_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+HORIZON, REPLICATIONS = 2000, 16
+
+# Mean pseudo-regret at T = 2000 on riverswim-6 (deterministic rewards, learned; delta
+# 0.05; EVI to span < 1/sqrt(t_k)) and its standard error, from
+#   python benchmarks/numpy_ucrl.py --horizon 2000 --replications 256 --seed 0
+NUMPY_REGRET = {"ucrl2": (1747.5782, 2.3683), "kl_ucrl": (1510.4891, 7.5002)}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    mdp = jm.envs.make("riverswim-6")
+    return {name: jm.simulate(mdp, name, HORIZON, REPLICATIONS, seed=0, progress=False,
+                              record_path=True, chunk_size=HORIZON)
+            for name in ("ucrl2", "kl_ucrl")}
+
+
+def test_registered_with_defaults():
+    assert {"ucrl2", "kl_ucrl"} <= set(jm.agent_names())
+    agent = jm.get_agent("kl_ucrl")
+    assert agent.config.ball == "kl" and agent.config.known_rewards is False
+    assert agent.config.delta == 0.05 and agent.config.epsilon_rule == "sqrt"
+    assert jm.get_agent("ucrl2", delta=0.1) == jm.get_agent("ucrl2", delta=0.1)
+
+
+@pytest.mark.parametrize("option, value", [
+    ("delta", 0.0), ("delta", 1.5), ("delta", "0.1"), ("epsilon_rule", "log"),
+    ("max_evi_steps", 0), ("max_evi_steps", 2.5), ("known_rewards", 1), ("cond", "select"),
+])
+def test_bad_options_raise_naming_them(option, value):
+    with pytest.raises(ValueError, match=f"{option} .*got {value!r}"):
+        jm.get_agent("ucrl2", **{option: value})
+
+
+def test_learned_rewards_outside_unit_interval_raise():
+    base = jm.envs.make("riverswim-6")
+    mdp = jm.MDP(base.P, 2.0 * base.R)
+    with pytest.raises(ValueError, match=r"rewards in \[0, 1\], got R\[5, 1\] = 2.0"):
+        jm.simulate(mdp, "kl_ucrl", 10, 1, progress=False)
+    jm.get_agent("ucrl2", known_rewards=True).check(env_spec(mdp))  # no error
+    gaussian = jm.MDP(base.P, base.R, reward_law="gaussian", reward_sigma=0.1)
+    with pytest.raises(ValueError, match="'gaussian' reward law"):
+        jm.get_agent("ucrl2").check(env_spec(gaussian))
+
+
+def test_kl_constants_match_the_formula():
+    S, A, t, delta = 6, 2, 1000, 0.05
+    log_t = math.log(t)
+    B = math.log(2 * math.e * S**2 * A * log_t / delta)
+    C_P = S * (B + math.log(B + 1 / log_t) * (1 + 1 / (B + 1 / log_t)))
+    C_R = math.log(4 * S * A * log_t / delta) / 1.99
+    np.testing.assert_allclose(kl_ucrl_constants(S, A, float(t), delta), (C_P, C_R))
+    np.testing.assert_allclose(kl_ucrl_constants(S, A, jnp.float64(t), delta), (C_P, C_R))
+    # t_k < 2 uses T = 2 (ln ln t finite), as the StatisticalRL code does.
+    np.testing.assert_allclose(kl_ucrl_constants(S, A, 1.0, delta),
+                               kl_ucrl_constants(S, A, 2.0, delta))
+
+
+@pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
+def test_episodes_follow_the_doubling_rule_and_jaksch_bound(runs, name):
+    traj = runs[name]
+    S, A = 6, 2
+    state = jax.tree_util.tree_map(np.asarray, traj.agent_state)
+    states, actions = np.asarray(traj.states), np.asarray(traj.actions)
+    episodes = state.episodes
+    starts, stationary = replay_episodes(states, actions, S, A)
+    # Every episode start is the doubling rule on the path (or round 1), every episode
+    # plays one stationary policy, and the agent counted the same episodes.
+    np.testing.assert_array_equal(starts.sum(1), episodes)
+    assert stationary.all()
+    # Jaksch et al. (2010), Proposition 18: m <= S A log2(8 T / (S A)).
+    assert episodes.max() <= S * A * math.log2(8 * HORIZON / (S * A))
+    # The agent's N_k is the visits before the last start.
+    last = HORIZON - 1 - np.argmax(starts[:, ::-1], axis=1)
+    for r in range(REPLICATIONS):
+        visits = np.zeros((S, A), int)
+        np.add.at(visits, (states[r, :last[r]], actions[r, :last[r]]), 1)
+        np.testing.assert_array_equal(state.episode_visits[r], visits)
+        assert state.t_k[r] == last[r] + 1
+    assert state.evi_unconverged.sum() == 0
+
+
+@pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
+def test_first_action_in_state_zero_is_the_lowest_index(runs, name):
+    # At t = 1 every pair is untried: all optimistic values tie, the lowest index wins.
+    traj = runs[name]
+    np.testing.assert_array_equal(traj.states[:, 0], 0)
+    np.testing.assert_array_equal(traj.actions[:, 0], 0)
+
+
+@pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
+def test_mean_regret_matches_the_numpy_loop(runs, name):
+    final = np.asarray(runs[name].pseudo_regret[:, -1])
+    se = final.std(ddof=1) / math.sqrt(len(final))
+    ref, ref_se = NUMPY_REGRET[name]
+    assert abs(final.mean() - ref) <= 4 * math.hypot(se, ref_se), (final.mean(), se, ref)
+
+
+def test_cond_any_equals_plain_cond(runs):
+    # Same keys (same replication count), a shorter horizon: the same trajectories.
+    horizon = 400
+    plain = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("ucrl2", cond="lax"),
+                        horizon, REPLICATIONS, seed=0, progress=False, record_path=True,
+                        chunk_size=horizon)
+    np.testing.assert_array_equal(plain.actions, runs["ucrl2"].actions[:, :horizon])
+    np.testing.assert_array_equal(plain.pseudo_regret,
+                                  runs["ucrl2"].pseudo_regret[:, :horizon])
+
+
+_SHARDED_SCRIPT = """
+import sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import numpy as np
+import jaxmdp as jm
+assert len(jax.devices()) == 2, jax.devices()
+out = {}
+for name in ("ucrl2", "kl_ucrl"):
+    horizon, replications = int(sys.argv[2]), int(sys.argv[3])
+    traj = jm.simulate(jm.envs.make("riverswim-6"), name, horizon, replications, seed=0,
+                       progress=False, record_path=True, chunk_size=horizon,
+                       devices=jax.devices())
+    out[name + "_actions"] = np.asarray(traj.actions)
+    out[name + "_pseudo_regret"] = np.asarray(traj.pseudo_regret)
+    out[name + "_episodes"] = np.asarray(traj.agent_state.episodes)
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_sharded_run_equals_single_device_run(runs, tmp_path):
+    # The module's 1-device runs against the same runs split over 2 forced host devices
+    # (a subprocess: the device count is fixed at JAX's start).
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "")
+                        + " --xla_force_host_platform_device_count=2").strip()
+    env["JAX_PLATFORMS"] = "cpu"
+    path = tmp_path / "sharded.npz"
+    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT, str(path), str(HORIZON),
+                             str(REPLICATIONS)], env=env,
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    sharded = np.load(path)
+    for name, traj in runs.items():
+        np.testing.assert_array_equal(sharded[name + "_actions"], traj.actions)
+        np.testing.assert_array_equal(sharded[name + "_pseudo_regret"], traj.pseudo_regret)
+        np.testing.assert_array_equal(sharded[name + "_episodes"], traj.agent_state.episodes)
