@@ -199,4 +199,6 @@ def get_agent(agent: str | Agent, **options) -> Agent:
 
 # The paper's four agents register themselves on import.
 from jaxmdp.agents import paper as paper  # noqa: E402
+from jaxmdp.agents import psrl as psrl  # noqa: E402
+from jaxmdp.agents import imed as imed  # noqa: E402
 from jaxmdp.agents import ucrl as ucrl  # noqa: E402
