@@ -1,0 +1,192 @@
+"""TSDE and IMED-RL: the episode rule, the index, the batching paths, regret against the
+NumPy loops of benchmarks/numpy_psrl_imed.py, and sharding."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp.agents.imed import imed_index, imed_model
+from jaxmdp.agents.psrl import cond_compact
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import numpy_psrl_imed as ref  # noqa: E402
+
+RIVERSWIM = jm.envs.make("riverswim-6")
+
+# Mean final pseudo-regret of the NumPy loops on riverswim-6, learned rewards, with its
+# standard error. Produced by
+#   python benchmarks/numpy_psrl_imed.py --agent tsde --horizon 400 --replications 1000
+#   python benchmarks/numpy_psrl_imed.py --agent imed_rl --horizon 300 --replications 400
+NUMPY_REFERENCE = {"tsde": (400, 162.313, 1.607), "imed_rl": (300, 141.637, 1.986)}
+
+
+def _replay_tsde(states, actions, S, A):
+    """Episode starts of TSDE's rule, replayed from a recorded path (rounds t = 1, ...)."""
+    n = np.zeros((S, A), int)
+    start, previous, start_n = 0, 0, np.zeros((S, A), int)
+    starts = []
+    for t, (x, a) in enumerate(zip(states, actions), start=1):
+        if t > start + previous or np.any(n > 2 * start_n):
+            previous, start, start_n = t - start, t, n.copy()
+            starts.append(t)
+        n[x, a] += 1
+    return starts, start, previous, start_n
+
+
+def _run(agent, replications):
+    horizon = NUMPY_REFERENCE[agent][0]
+    return jm.simulate(RIVERSWIM, agent, horizon=horizon, replications=replications,
+                       seed=11, record_path=True, progress=False)
+
+
+def test_tsde_episode_rule_on_a_recorded_run():
+    traj = _run("tsde", 128)  # the program of the regret test below (compiled once)
+    state = traj.agent_state
+    both = {"length": 0, "doubling": 0}
+    for i in range(8):
+        starts, start, previous, start_n = _replay_tsde(
+            np.asarray(traj.states[i]), np.asarray(traj.actions[i]), 6, 2)
+        assert int(state.episodes[i]) == len(starts)
+        assert int(state.episode_start[i]) == start
+        assert int(state.previous_length[i]) == previous
+        np.testing.assert_array_equal(state.start_visits[i], start_n)
+        lengths = np.diff(starts)
+        assert starts[:1] == [1] and np.all(lengths[1:] <= lengths[:-1] + 1)
+        both["length"] += int(np.sum(lengths[1:] == lengths[:-1] + 1))
+        both["doubling"] += int(np.sum(lengths[1:] <= lengths[:-1]))
+    assert both["length"] > 0 and both["doubling"] > 0  # both criteria ended episodes
+    # The policy is constant within an episode: the action in a state never changes
+    # between two episode starts.
+    states, actions = np.asarray(traj.states[0]), np.asarray(traj.actions[0])
+    starts = _replay_tsde(states, actions, 6, 2)[0] + [len(states) + 1]
+    for begin, end in zip(starts[:-1], starts[1:]):
+        seen = {}
+        for x, a in zip(states[begin - 1:end - 1], actions[begin - 1:end - 1]):
+            assert seen.setdefault(int(x), int(a)) == a
+
+
+def test_tsde_batching_paths_give_the_same_run():
+    kwargs = dict(horizon=120, replications=6, seed=2, progress=False)
+    runs = [jm.simulate(RIVERSWIM, jm.get_agent("tsde", batching=b, chunk=4), **kwargs)
+            for b in ("compact", "any", "cond")]  # cond: plain lax.cond
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other.pseudo_regret, runs[0].pseudo_regret)
+        np.testing.assert_array_equal(other.agent_state.policy, runs[0].agent_state.policy)
+        np.testing.assert_array_equal(other.agent_state.episodes, runs[0].agent_state.episodes)
+
+
+def test_cond_compact_skips_and_matches_lax_cond():
+    calls = []
+
+    def costly(x, y):
+        jax.debug.callback(lambda: calls.append(1))
+        return x * 2.0 + y
+
+    f = jax.jit(jax.vmap(lambda p, x, y: cond_compact(p, costly, lambda x, y: x, x, y,
+                                                      chunk=3), in_axes=(0, 0, None)))
+    x = jnp.arange(8.0)
+    pred = jnp.array([True, False, True, True, False, True, True, False])
+    out = f(pred, x, 1.0)
+    np.testing.assert_array_equal(out, np.where(pred, 2 * x + 1, x))
+    jax.block_until_ready(out)
+    assert calls
+    calls.clear()
+    np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
+    assert not calls  # no element needed it: the costly branch never ran
+
+
+@pytest.mark.parametrize("known_rewards", [False, True])
+def test_imed_index_against_numpy(known_rewards):
+    counts = np.zeros((6, 2, 6), np.int32)
+    counts[2, 0, [1, 2]] = [3, 1]
+    counts[2, 1, [1, 2, 3]] = [2, 9, 4]
+    counts[3, 1, [3, 4]] = [5, 2]
+    sums = np.zeros((6, 2))
+    sums[2] = [0.0, 5.0]
+    mask = np.ones((6, 2), bool)
+    R = np.asarray(RIVERSWIM.R)
+    p_hat, r_hat, skeleton, n = imed_model(jnp.asarray(counts), jnp.asarray(sums),
+                                           jnp.asarray(R), jnp.asarray(mask),
+                                           known_rewards=known_rewards)
+    assert skeleton[2].tolist() == [False, True]  # 4 < ln(15)^2 = 7.3 <= 15
+    assert skeleton[0].tolist() == [True, True]  # never visited: every action
+    bias = jnp.array([0.0, 0.3, 0.5, 1.2, 2.0, 3.0])
+    level = float(r_hat[2, 1] + p_hat[2, 1] @ bias)
+    index = imed_index(p_hat[2], r_hat[2], n[2], bias, level, known_rewards)
+    expected = [ref.imed_index(float(n[2, a]), sums[2, a], counts[2, a].astype(float),
+                               np.asarray(bias), level,
+                               known_reward=R[2, a] if known_rewards else None)
+                for a in range(2)]
+    np.testing.assert_allclose(index, expected, rtol=1e-9)
+    assert float(index[1]) == pytest.approx(math.log(15))  # the leader: K = 0
+    untried = imed_index(p_hat[0], r_hat[0], n[0], bias, level, known_rewards)
+    assert np.all(np.isneginf(untried))
+
+
+@pytest.mark.parametrize("agent,replications", [("tsde", 128), ("imed_rl", 64)])
+def test_mean_regret_matches_numpy_loop(agent, replications):
+    _, mean, se = NUMPY_REFERENCE[agent]
+    traj = _run(agent, replications)
+    final = np.asarray(traj.pseudo_regret[:, -1])
+    jax_se = final.std(ddof=1) / math.sqrt(replications)
+    # 4 standard errors of the difference of two independent means.
+    assert abs(final.mean() - mean) < 4 * math.hypot(se, jax_se), (final.mean(), mean)
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="batching"):
+        jm.get_agent("tsde", batching="vmap")
+    with pytest.raises(ValueError, match="chunk"):
+        jm.get_agent("tsde", chunk=0)
+    with pytest.raises(ValueError, match="known_rewards"):
+        jm.get_agent("imed_rl", known_rewards="no")
+    with pytest.raises(ValueError, match="gaussian"):
+        jm.simulate(RIVERSWIM.with_reward_law("gaussian", 0.5), "imed_rl", 5, 2,
+                    progress=False)
+
+
+_SHARDED_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax, numpy as np
+    import jaxmdp as jm
+
+    assert len(jax.devices()) == 2, jax.devices()
+    mdp = jm.envs.make("riverswim-6")
+    kwargs = dict(horizon=60, replications=5, seed=7, progress=False)
+    out = {}
+    for name in ("tsde", "imed_rl"):
+        for label, devices in (("two", None), ("one", jax.devices()[:1])):
+            traj = jm.simulate(mdp, name, devices=devices, **kwargs)
+            out[name + "_" + label] = [np.asarray(traj.pseudo_regret).tolist(),
+                                       np.asarray(traj.counts).tolist(),
+                                       len(traj.counts.sharding.device_set)]
+    json.dump(out, sys.stdout)
+""")
+
+
+def test_sharded_runs_equal_single_device_runs():
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                        " --xla_force_host_platform_device_count=2").strip()
+    env["JAX_ENABLE_X64"] = "1"
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    runs = json.loads(result.stdout)
+    for name in ("tsde", "imed_rl"):
+        two, one = runs[name + "_two"], runs[name + "_one"]
+        assert two[:2] == one[:2], name
+        assert (two[2], one[2]) == (2, 1)
