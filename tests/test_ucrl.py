@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
+from jaxmdp.agents.ucrl import cond_compact, kl_ucrl_constants, replay_episodes
 from jaxmdp.simulate import env_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,15 +115,41 @@ def test_mean_regret_matches_the_numpy_loop(runs, name):
     assert abs(final.mean() - ref) <= 4 * math.hypot(se, ref_se), (final.mean(), se, ref)
 
 
-def test_cond_any_equals_plain_cond(runs):
-    # Same keys (same replication count), a shorter horizon: the same trajectories.
+@pytest.mark.parametrize("cond", ["lax", "cond_any"])
+def test_compact_planning_equals_plain_cond(runs, cond):
+    # The default (cond="compact": only the replications that start an episode plan,
+    # gathered) against a plain lax.cond (every replication plans every round under vmap)
+    # and cond_any. Same keys (same replication count), a shorter horizon.
     horizon = 400
-    plain = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("ucrl2", cond="lax"),
+    other = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("ucrl2", cond=cond),
                         horizon, REPLICATIONS, seed=0, progress=False, record_path=True,
                         chunk_size=horizon)
-    np.testing.assert_array_equal(plain.actions, runs["ucrl2"].actions[:, :horizon])
-    np.testing.assert_array_equal(plain.pseudo_regret,
+    np.testing.assert_array_equal(other.actions, runs["ucrl2"].actions[:, :horizon])
+    np.testing.assert_array_equal(other.pseudo_regret,
                                   runs["ucrl2"].pseudo_regret[:, :horizon])
+
+
+def test_cond_compact_under_vmap_runs_only_needed_rows():
+    calls = []
+
+    def true_fn(x, y):
+        jax.debug.callback(lambda n: calls.append(int(n)), x.shape[0] if x.ndim else 1)
+        return x + y, y
+
+    f = jax.jit(jax.vmap(lambda p, x: cond_compact(p, true_fn, lambda x, y: (x, y), x, 10.0,
+                                                   buckets=(1,))))
+    x = jnp.arange(5.0)
+    out, _ = f(jnp.array([False, True, False, False, False]), x)
+    np.testing.assert_array_equal(out, [0.0, 11.0, 2.0, 3.0, 4.0])
+    out, _ = f(jnp.array([True, True, True, False, True]), x)  # more than 1: all rows
+    np.testing.assert_array_equal(out, [10.0, 11.0, 12.0, 3.0, 14.0])
+    jax.effects_barrier()
+    calls.clear()
+    out, _ = f(jnp.zeros(5, bool), x)
+    jax.block_until_ready(out)
+    jax.effects_barrier()
+    np.testing.assert_array_equal(out, x)
+    assert not calls
 
 
 _SHARDED_SCRIPT = """

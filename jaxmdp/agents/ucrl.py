@@ -56,12 +56,17 @@ UCRL2/KL-UCRL stop EVI at ``1/t`` (our ``epsilon_rule="t"``), break ties uniform
 the least-visited maximisers (ours: lowest index, as specified), warm-start EVI from the
 previous episode's values (ours: ``u_0 = 0``, Jaksch et al.) and cap EVI at 1000 sweeps.
 
-**Batching.** A replication plans only when its episode starts. The start is a
-:func:`~.batching.cond_any`, so under ``vmap`` a round in which no replication starts an
-episode runs no extended value iteration at all, and a round in which some do runs one
-batched EVI (the others' results are discarded). ``cond="lax"`` uses a plain
-``lax.cond`` instead (same trajectory; under ``vmap`` it plans every round: for tests
-and for timing the cost of a planning round).
+**Batching.** A replication plans only when its episode starts, a rare event that differs
+between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI for every
+replication at every round. The default ``cond="compact"`` (:func:`cond_compact`) runs
+no EVI in a round where no replication starts an episode (like
+:func:`~.batching.cond_any`), and in a round where ``m`` do, gathers those ``m`` into a
+batch of 4, 32 or 256 replications (the smallest that holds them, among those at most a
+quarter of the batch) or else the whole batch, and runs EVI on that batch only: with
+many replications some replication starts an episode in most early rounds, and a
+planning round then costs in proportion to ``m``, not to the batch. ``cond="cond_any"``
+plans the whole batch in such rounds; ``cond="lax"`` plans it every round. All three
+give the same trajectories (tested); the last two exist for tests and for timing.
 
 Example:
     >>> import jaxmdp as jm
@@ -86,6 +91,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.custom_batching import custom_vmap
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any
@@ -95,6 +101,7 @@ __all__ = [
     "UCRL_AGENTS",
     "UCRLConfig",
     "UCRLState",
+    "cond_compact",
     "kl_ucrl_constants",
     "replay_episodes",
     "ucrl_agent",
@@ -104,7 +111,71 @@ __all__ = [
 UCRL_AGENTS = {"ucrl2": "l1", "kl_ucrl": "kl"}
 
 EPSILON_RULES = ("sqrt", "t")
-CONDS = ("cond_any", "lax")
+CONDS = ("compact", "cond_any", "lax")
+
+#: Batch sizes of the planning pass of ``cond="compact"`` (plus the whole batch).
+COMPACT_BUCKETS = (4, 32, 256)
+
+
+def _broadcast(leaf, batched: bool, size: int):
+    return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
+
+
+def cond_compact(pred, true_fn, false_fn, *operands, buckets=COMPACT_BUCKETS):
+    """``lax.cond`` for one replication; under ``vmap`` the costly branch runs only on the
+    replications that need it, gathered into a batch of the smallest size in ``buckets``
+    (or the whole batch) that holds them.
+
+    Like :func:`~.batching.cond_any`, a round where no element of ``pred`` is True runs
+    ``false_fn`` only. Where ``m > 0`` are True, their operands are gathered
+    (``jnp.nonzero(pred, size=k)``, ``k`` the first bucket ``>= m``; buckets above a
+    quarter of the batch are dropped), ``true_fn`` runs
+    vmapped on those ``k`` rows and its results are scattered back over ``false_fn``'s;
+    ``lax.switch`` picks the bucket, so the cost of a planning round grows with the
+    number of replications that plan, not with the batch. Each bucket is one more copy of
+    ``true_fn`` in the compiled program. ``true_fn``'s result for one row must not depend
+    on the other rows of its batch (true of ``vmap`` of a per-replication function).
+    """
+
+    @custom_vmap
+    def branch(pred, *operands):
+        return lax.cond(pred, true_fn, false_fn, *operands)
+
+    @branch.def_vmap
+    def _rule(axis_size, in_batched, pred, *operands):
+        pred_batched, *operands_batched = in_batched
+        pred = _broadcast(pred, pred_batched, axis_size)
+        operands = jax.tree_util.tree_map(
+            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
+            tuple(operands_batched))
+        # A bucket pays (one more compiled copy of true_fn) only well below the batch.
+        sizes = [k for k in buckets if 4 * k <= axis_size] + [axis_size]
+
+        def keep(pred, operands):
+            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+
+        def gathered(size):
+            def run(pred, operands):
+                if size == axis_size:
+                    return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(
+                        pred, operands)
+                rows = jnp.nonzero(pred, size=size, fill_value=axis_size)[0]
+                safe = jnp.minimum(rows, axis_size - 1)
+                planned = jax.vmap(lambda ops: true_fn(*ops))(
+                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
+                return jax.tree_util.tree_map(
+                    lambda kept, new: kept.at[rows].set(new, mode="drop"),
+                    keep(pred, operands), planned)
+
+            return run
+
+        count = jnp.sum(pred, dtype=jnp.int32)
+        bucket = jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count)
+        which = jnp.where(count == 0, 0, 1 + bucket)
+        out = lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return branch(pred, *operands)
 
 
 class UCRLConfig(NamedTuple):
@@ -118,8 +189,10 @@ class UCRLConfig(NamedTuple):
         epsilon_rule: EVI's span tolerance: ``"sqrt"`` (``1/sqrt(t_k)``, Jaksch et al.)
             or ``"t"`` (``1/t_k``, the StatisticalRL code's rule).
         max_evi_steps: the most EVI sweeps per episode start.
-        cond: ``"cond_any"`` (default; no planning in rounds where no replication starts
-            an episode) or ``"lax"`` (a plain ``lax.cond``: plans every round under vmap).
+        cond: how episode starts are batched: ``"compact"`` (default; plan only the
+            replications that start one, gathered), ``"cond_any"`` (no planning in rounds
+            where no replication starts one; the whole batch plans in the others) or
+            ``"lax"`` (a plain ``lax.cond``: the whole batch plans every round).
     """
 
     ball: str = "l1"
@@ -127,7 +200,7 @@ class UCRLConfig(NamedTuple):
     delta: float = 0.05
     epsilon_rule: str = "sqrt"
     max_evi_steps: int = 10_000
-    cond: str = "cond_any"
+    cond: str = "compact"
 
 
 class UCRLState(NamedTuple):
@@ -244,7 +317,7 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         return _new_episode(counts, reward_sums, t, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
-    branch = cond_any if config.cond == "cond_any" else lax.cond
+    branch = {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[config.cond]
     state = branch(start, plan, _keep, obs.counts, obs.reward_sums, obs.t, state,
                    spec.mask, spec.rewards)
     action = state.policy[x]
@@ -286,7 +359,7 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
-               cond: str = "cond_any") -> Agent:
+               cond: str = "compact") -> Agent:
     """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
 
     Args:
@@ -297,7 +370,8 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         epsilon_rule: ``"sqrt"`` (EVI stops at span ``< 1/sqrt(t_k)``, default) or
             ``"t"`` (``< 1/t_k``).
         max_evi_steps: the most EVI sweeps per episode start (positive int).
-        cond: ``"cond_any"`` (default) or ``"lax"`` (see the module docstring).
+        cond: ``"compact"`` (default), ``"cond_any"`` or ``"lax"`` (see the module
+            docstring).
 
     Returns:
         The :class:`~jaxmdp.Agent`.
