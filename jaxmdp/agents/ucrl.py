@@ -61,8 +61,8 @@ between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI fo
 replication at every round. The default ``cond="compact"`` (:func:`cond_compact`) runs
 no EVI in a round where no replication starts an episode (like
 :func:`~.batching.cond_any`), and in a round where ``m`` do, gathers those ``m`` into a
-batch of 4, 32 or 256 replications (the smallest that holds them, among those at most a
-quarter of the batch) or else the whole batch, and runs EVI on that batch only: with
+batch of 4, 16, 64 or 256 replications (the smallest that holds them, among those at
+most half the batch) or else the whole batch, and runs EVI on that batch only: with
 many replications some replication starts an episode in most early rounds, and a
 planning round then costs in proportion to ``m``, not to the batch. ``cond="cond_any"``
 plans the whole batch in such rounds; ``cond="lax"`` plans it every round. All three
@@ -114,7 +114,7 @@ EPSILON_RULES = ("sqrt", "t")
 CONDS = ("compact", "cond_any", "lax")
 
 #: Batch sizes of the planning pass of ``cond="compact"`` (plus the whole batch).
-COMPACT_BUCKETS = (4, 32, 256)
+COMPACT_BUCKETS = (4, 16, 64, 256)
 
 
 def _broadcast(leaf, batched: bool, size: int):
@@ -128,8 +128,8 @@ def cond_compact(pred, true_fn, false_fn, *operands, buckets=COMPACT_BUCKETS):
 
     Like :func:`~.batching.cond_any`, a round where no element of ``pred`` is True runs
     ``false_fn`` only. Where ``m > 0`` are True, their operands are gathered
-    (``jnp.nonzero(pred, size=k)``, ``k`` the first bucket ``>= m``; buckets above a
-    quarter of the batch are dropped), ``true_fn`` runs
+    (``jnp.nonzero(pred, size=k)``, ``k`` the first bucket ``>= m``; buckets above half
+    the batch are dropped), ``true_fn`` runs
     vmapped on those ``k`` rows and its results are scattered back over ``false_fn``'s;
     ``lax.switch`` picks the bucket, so the cost of a planning round grows with the
     number of replications that plan, not with the batch. Each bucket is one more copy of
@@ -149,7 +149,7 @@ def cond_compact(pred, true_fn, false_fn, *operands, buckets=COMPACT_BUCKETS):
             lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
             tuple(operands_batched))
         # A bucket pays (one more compiled copy of true_fn) only well below the batch.
-        sizes = [k for k in buckets if 4 * k <= axis_size] + [axis_size]
+        sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
 
         def keep(pred, operands):
             return jax.vmap(lambda ops: false_fn(*ops))(operands)

@@ -1,0 +1,235 @@
+"""Microseconds per replication-step of the field's baselines in ``jaxmdp.simulate``,
+beside plain NumPy loops of the same agents, in the same run.
+
+For each agent (``--agents``: names from the registry, default UCRL2 and KL-UCRL) on each
+environment (``--envs``, default riverswim-6 and grid-4-room) at each replication count
+(default 100 and 1,000):
+
+* compile time: the first call minus a cached call of the same size;
+* steady state: the fastest of ``--repeats`` cached ``--horizon``-round calls (other
+  seeds) divided by ``horizon * replications`` (wall time; the machine may be shared, so
+  ``os.getloadavg()`` is printed at start and end);
+* the NumPy loop of the same agent (``NUMPY_LOOPS``; ``benchmarks/numpy_ucrl.py``), one
+  replication at a time over the same horizon, and the speed-up;
+* for the UCRL family (episodes by the doubling rule): ``plan frac``, the fraction of
+  rounds in which at least one replication starts an episode (recovered from a recorded
+  run with ``jaxmdp.agents.ucrl.replay_episodes``); ``m/plan``, the mean number of
+  replications starting one in such a round; and microseconds per round three ways:
+  ``us/round`` (the agent as it runs: compact planning), ``no-plan`` (a fixed-policy agent
+  in the same simulator and batch: what a round costs with no planning at all, the floor)
+  and ``lax`` (the agent with ``cond="lax"``: the whole batch plans every round).
+
+To add an agent (TSDE, IMED-RL, ...): it runs by name from the registry as soon as its
+module registers it; give it a NumPy loop by adding ``name: callable`` to ``NUMPY_LOOPS``
+(``callable(P, R, mask, reward_law, horizon, replications, seed) -> seconds``).
+
+    python benchmarks/baselines.py [--agents ucrl2 kl_ucrl] [--envs riverswim-6 grid-4-room]
+        [--replications 100 1000] [--horizon 2000] [--numpy-replications 2] [--x64]
+    python benchmarks/baselines.py --ucrl3-size   # UCRL2, RiverSwim-6, T = 10^7, 50 reps
+
+``--ucrl3-size`` runs once the size of the UCRL3 paper's RiverSwim-6 experiment for UCRL2
+(Bourel, Maillard & Talebi 2020: T = 10^7, 50 replications) and prints the wall time,
+compile included, with the mean pseudo-regret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+
+def _numpy_ucrl(agent):
+    def run(P, R, mask, reward_law, horizon, replications, seed):
+        import numpy_ucrl
+
+        out = numpy_ucrl.run(P, R, mask, agent, horizon, replications, seed,
+                             reward_law=reward_law)
+        return out["seconds"]
+
+    return run
+
+
+#: Agent name -> NumPy loop ``(P, R, mask, reward_law, horizon, replications, seed) ->
+#: seconds`` (the loop's own time). Agents without one are timed in jaxmdp only.
+NUMPY_LOOPS = {"ucrl2": _numpy_ucrl("ucrl2"), "kl_ucrl": _numpy_ucrl("kl_ucrl")}
+UCRL_FAMILY = ("ucrl2", "kl_ucrl")
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def _load():
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def _planning(jm, mdp, name, reps, horizon, chunk_size):
+    """(fraction of rounds where some replication starts an episode, mean number of
+    replications starting one in those rounds) from a recorded run."""
+
+    from jaxmdp.agents.ucrl import replay_episodes
+
+    traj = jm.simulate(mdp, name, horizon, reps, seed=0, progress=False, record_path=True,
+                       chunk_size=chunk_size)
+    starts, _ = replay_episodes(traj.states, traj.actions, mdp.num_states, mdp.num_actions)
+    per_round = starts.sum(0)
+    some = per_round > 0
+    return float(some.mean()), float(per_round[some].mean()) if some.any() else 0.0
+
+
+def _fixed_policy_agent(jm):
+    import jax.numpy as jnp
+
+    def init(key, spec, config):
+        return jnp.argmax(spec.mask, axis=-1).astype(jnp.int32)
+
+    def step(key, state, obs, spec, config):
+        return state[obs.state], state
+
+    return jm.Agent("fixed", init, step)
+
+
+def ucrl3_size(args):
+    import jax
+    import numpy as np
+
+    import jaxmdp as jm
+
+    mdp = jm.envs.make("riverswim-6")
+    horizon, reps = 10_000_000, 50
+    print(f"UCRL2 on riverswim-6, T = {horizon:.0e}, {reps} replications, "
+          f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
+          f"load average {_load()} at start", flush=True)
+    traj, wall = _timed(lambda: jax.block_until_ready(
+        jm.simulate(mdp, "ucrl2", horizon, reps, seed=0, progress=args.progress,
+                    chunk_size=args.long_chunk)))
+    final = np.asarray(traj.pseudo_regret[:, -1])
+    state = traj.agent_state
+    print(f"wall time {wall:.1f} s compile included ({wall / (horizon * reps) * 1e9:.1f} ns "
+          f"per replication-step); mean pseudo-regret {final.mean():.1f} "
+          f"se {final.std(ddof=1) / math.sqrt(reps):.1f}; episodes "
+          f"{np.mean(state.episodes):.1f} (max {int(np.max(state.episodes))}); EVI "
+          f"sweeps {np.mean(state.evi_steps):.0f} per replication, "
+          f"{int(np.sum(state.evi_unconverged))} unconverged; load average {_load()} at end",
+          flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="+", default=list(UCRL_FAMILY),
+                        help="registered agent names")
+    parser.add_argument("--envs", nargs="+", default=["riverswim-6", "grid-4-room"])
+    parser.add_argument("--replications", nargs="+", type=int, default=[100, 1000])
+    parser.add_argument("--horizon", type=int, default=2000,
+                        help="rounds per timed jaxmdp call (and per NumPy replication)")
+    parser.add_argument("--chunk-size", type=int, default=2000)
+    parser.add_argument("--split-horizon", type=int, default=200,
+                        help="rounds per timed call of the no-plan and lax variants")
+    parser.add_argument("--numpy-replications", type=int, default=2,
+                        help="replications of the timed NumPy loop, per agent and env")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="timed cached calls per configuration; the fastest is kept")
+    parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy loops")
+    parser.add_argument("--no-planning-split", action="store_true",
+                        help="skip the planning fraction and the with/without-planning "
+                             "timings")
+    parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    parser.add_argument("--ucrl3-size", action="store_true",
+                        help="run UCRL2 on riverswim-6 for T = 10^7 with 50 replications "
+                             "once and print the wall time (compile included)")
+    parser.add_argument("--long-chunk", type=int, default=200_000,
+                        help="rounds per jitted call in --ucrl3-size")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    import jax
+
+    jax.config.update("jax_enable_x64", args.x64)
+    import numpy as np
+
+    import jaxmdp as jm
+
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
+          f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
+          f"{_load()} at start", flush=True)
+    if args.ucrl3_size:
+        return ucrl3_size(args)
+
+    for name in args.agents:
+        jm.get_agent(name)  # unknown names fail before any work
+    fixed = _fixed_policy_agent(jm)
+    header = (f"{'agent':8s} {'env':12s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
+              f"{'numpy us':>9s} {'speed-up':>8s} {'regret':>8s} {'plan frac':>9s} "
+              f"{'m/plan':>6s} {'us/round':>9s} {'no-plan':>8s} {'lax':>8s} {'load':>5s}")
+    print(header, flush=True)
+    rows = []
+    for env in args.envs:
+        mdp = jm.envs.make(env)
+        P, R = np.asarray(mdp.P, np.float64), np.asarray(mdp.R, np.float64)
+        mask = np.asarray(mdp.mask, bool)
+        for name in args.agents:
+            numpy_us = float("nan")
+            if not args.no_numpy and name in NUMPY_LOOPS:
+                seconds = NUMPY_LOOPS[name](P, R, mask, mdp.reward_law, args.horizon,
+                                            args.numpy_replications, 0)
+                numpy_us = seconds / (args.horizon * args.numpy_replications) * 1e6
+            for reps in args.replications:
+                def call(agent, seed, reps=reps):
+                    return jax.block_until_ready(jm.simulate(
+                        mdp, agent, args.horizon, reps, seed, progress=False,
+                        chunk_size=args.chunk_size))
+
+                _, first = _timed(lambda: call(name, 0))
+                timings = [_timed(lambda r=r: call(name, 1 + r)) for r in range(args.repeats)]
+                traj, wall = min(timings, key=lambda x: x[1])
+                us = wall / (args.horizon * reps) * 1e6
+                row = dict(agent=name, env=env, reps=reps, compile_s=first - wall, us=us,
+                           numpy_us=numpy_us, speedup=numpy_us / us,
+                           regret=float(np.mean(traj.pseudo_regret[:, -1])),
+                           frac=float("nan"), per_plan=float("nan"),
+                           round_us=wall / args.horizon * 1e6, floor_us=float("nan"),
+                           lax_us=float("nan"))
+                if name in UCRL_FAMILY and not args.no_planning_split:
+                    row["frac"], row["per_plan"] = _planning(jm, mdp, name, reps, args.horizon,
+                                                             args.chunk_size)
+                    def split(agent, seed, reps=reps):
+                        return jax.block_until_ready(jm.simulate(
+                            mdp, agent, args.split_horizon, reps, seed, progress=False,
+                            chunk_size=args.split_horizon))
+
+                    split(fixed, 0)
+                    _, floor = _timed(lambda: split(fixed, 1))
+                    row["floor_us"] = floor / args.split_horizon * 1e6
+                    lax_agent = jm.get_agent(name, cond="lax")
+                    split(lax_agent, 0)
+                    _, lax_wall = _timed(lambda: split(lax_agent, 1))
+                    row["lax_us"] = lax_wall / args.split_horizon * 1e6
+                rows.append(row)
+                print(f"{name:8s} {env:12s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} "
+                      f"{numpy_us:9.2f} {row['speedup']:7.1f}x {row['regret']:8.1f} "
+                      f"{row['frac']:9.3f} {row['per_plan']:6.1f} {row['round_us']:9.1f} "
+                      f"{row['floor_us']:8.1f} {row['lax_us']:8.1f} {_load():>5s}",
+                      flush=True)
+    print(f"load average {_load()} at end. us/rep-step: fastest of {args.repeats} cached "
+          f"{args.horizon}-round calls; numpy: {args.numpy_replications} x {args.horizon} "
+          f"rounds of the NumPy loop (its own loop time); plan frac: rounds in which some "
+          f"replication starts an episode, m/plan: replications starting one in such a "
+          f"round; us/round: the timed call per round (compact planning); no-plan: per "
+          f"round of a fixed-policy agent (the simulator's floor: no planning); lax: per "
+          f"round with the whole batch planning every round (cond='lax'); no-plan and lax "
+          f"from {args.split_horizon}-round calls")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
