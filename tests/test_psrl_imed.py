@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
+from jaxmdp.agents.batching import cond_compact
 from jaxmdp.agents.imed import imed_index, imed_model
-from jaxmdp.agents.psrl import cond_compact
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -78,7 +78,7 @@ def test_tsde_episode_rule_on_a_recorded_run():
 
 def test_tsde_batching_paths_give_the_same_run():
     kwargs = dict(horizon=120, replications=6, seed=2, progress=False)
-    runs = [jm.simulate(RIVERSWIM, jm.get_agent("tsde", batching=b, chunk=4), **kwargs)
+    runs = [jm.simulate(RIVERSWIM, jm.get_agent("tsde", batching=b), **kwargs)
             for b in ("compact", "any", "cond")]  # cond: plain lax.cond
     for other in runs[1:]:
         np.testing.assert_array_equal(other.pseudo_regret, runs[0].pseudo_regret)
@@ -94,7 +94,7 @@ def test_cond_compact_skips_and_matches_lax_cond():
         return x * 2.0 + y
 
     f = jax.jit(jax.vmap(lambda p, x, y: cond_compact(p, costly, lambda x, y: x, x, y,
-                                                      chunk=3), in_axes=(0, 0, None)))
+                                                      buckets=(2,)), in_axes=(0, 0, None)))
     x = jnp.arange(8.0)
     pred = jnp.array([True, False, True, True, False, True, True, False])
     out = f(pred, x, 1.0)
@@ -147,8 +147,6 @@ def test_mean_regret_matches_numpy_loop(agent, replications):
 def test_options_are_validated():
     with pytest.raises(ValueError, match="batching"):
         jm.get_agent("tsde", batching="vmap")
-    with pytest.raises(ValueError, match="chunk"):
-        jm.get_agent("tsde", chunk=0)
     with pytest.raises(ValueError, match="known_rewards"):
         jm.get_agent("imed_rl", known_rewards="no")
     with pytest.raises(ValueError, match="gaussian"):

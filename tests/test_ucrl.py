@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents.ucrl import cond_compact, kl_ucrl_constants, replay_episodes
+from jaxmdp.agents.batching import cond_compact
+from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
 from jaxmdp.simulate import env_spec
 
 ROOT = Path(__file__).resolve().parent.parent

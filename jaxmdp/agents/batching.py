@@ -15,6 +15,12 @@ so a round where no replication starts an episode costs no planning at all, and 
 where some do costs one batched planning pass (the others' results are discarded by the
 per-replication select). Under ``shard_map`` each device's block decides for itself.
 
+With many replications some replication starts an episode in most early rounds, and
+planning the whole batch then is the cost again. :func:`cond_compact` goes further: it
+gathers only the replications that need ``true_fn`` into a small batch (4, 16, 64 or 256
+rows, or the whole batch) and scatters their results back, so a planning round costs in
+proportion to the number of replications that plan.
+
 Example:
     >>> import jax, jax.numpy as jnp
     >>> from jaxmdp.agents.batching import cond_any
@@ -33,7 +39,10 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-__all__ = ["cond_any"]
+__all__ = ["COMPACT_BUCKETS", "cond_any", "cond_compact"]
+
+#: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
+COMPACT_BUCKETS = (4, 16, 64, 256)
 
 
 def _broadcast(leaf, batched: bool, size: int):
@@ -75,6 +84,64 @@ def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..
             return jax.vmap(lambda ops: false_fn(*ops))(operands)
 
         out = lax.cond(jnp.any(pred), some, none, pred, tuple(operands))
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return branch(pred, *operands)
+
+
+def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+                 *operands: Any, buckets: tuple[int, ...] = COMPACT_BUCKETS) -> Any:
+    """``lax.cond`` for one replication; under ``vmap`` the costly branch runs only on the
+    replications that need it, gathered into a batch of the smallest size in ``buckets``
+    (or the whole batch) that holds them.
+
+    Like :func:`cond_any`, a round where no element of ``pred`` is True runs
+    ``false_fn`` only. Where ``m > 0`` are True, their operands are gathered
+    (``jnp.nonzero(pred, size=k)``, ``k`` the first bucket ``>= m``; buckets above half
+    the batch are dropped), ``true_fn`` runs
+    vmapped on those ``k`` rows and its results are scattered back over ``false_fn``'s;
+    ``lax.switch`` picks the bucket, so the cost of a planning round grows with the
+    number of replications that plan, not with the batch. Each bucket is one more copy of
+    ``true_fn`` in the compiled program. ``true_fn``'s result for one row must not depend
+    on the other rows of its batch (true of ``vmap`` of a per-replication function).
+    """
+
+    @custom_vmap
+    def branch(pred, *operands):
+        return lax.cond(pred, true_fn, false_fn, *operands)
+
+    @branch.def_vmap
+    def _rule(axis_size, in_batched, pred, *operands):
+        pred_batched, *operands_batched = in_batched
+        pred = _broadcast(pred, pred_batched, axis_size)
+        operands = jax.tree_util.tree_map(
+            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
+            tuple(operands_batched))
+        # A bucket pays (one more compiled copy of true_fn) only well below the batch.
+        sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
+
+        def keep(pred, operands):
+            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+
+        def gathered(size):
+            def run(pred, operands):
+                if size == axis_size:
+                    return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(
+                        pred, operands)
+                rows = jnp.nonzero(pred, size=size, fill_value=axis_size)[0]
+                safe = jnp.minimum(rows, axis_size - 1)
+                planned = jax.vmap(lambda ops: true_fn(*ops))(
+                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
+                return jax.tree_util.tree_map(
+                    lambda kept, new: kept.at[rows].set(new, mode="drop"),
+                    keep(pred, operands), planned)
+
+            return run
+
+        count = jnp.sum(pred, dtype=jnp.int32)
+        bucket = jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count)
+        which = jnp.where(count == 0, 0, 1 + bucket)
+        out = lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
         return out, jax.tree_util.tree_map(lambda _: True, out)
 
     return branch(pred, *operands)

@@ -34,12 +34,13 @@ probability zero).
 ``lax.cond`` on a batched predicate runs the planning branch for every replication at
 every round. The option ``batching`` chooses the episode-start conditional:
 
-* ``"compact"`` (default): a ``custom_vmap`` rule that gathers the replications starting
-  an episode into blocks of ``chunk`` and plans only those (a ``while_loop`` over
-  blocks; zero iterations when none starts), then scatters the new states back. A round
-  costs planning for ``ceil(m / chunk) * chunk`` replications when ``m`` start an episode
-  (with 1,000 replications some replication starts an episode at nearly every round, so
-  a rule that plans the whole batch whenever any needs it would plan at every round).
+* ``"compact"`` (default): :func:`jaxmdp.agents.batching.cond_compact`, a
+  ``custom_vmap`` rule that gathers the replications starting an episode into a batch of
+  4, 16, 64 or 256 rows (or the whole batch) and plans only those, then scatters the new
+  states back; nothing is planned when none starts. A round costs planning in proportion
+  to the number ``m`` of replications that start an episode (with 1,000 replications
+  some replication starts an episode at nearly every round, so a rule that plans the
+  whole batch whenever any needs it would plan at every round).
 * ``"any"``: :func:`jaxmdp.agents.batching.cond_any`, which skips planning for the whole
   batch when no replication starts an episode and otherwise plans every replication.
 * ``"cond"``: a plain ``lax.cond`` (plans every replication at every round under vmap).
@@ -56,17 +57,14 @@ Example:
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.custom_batching import custom_vmap
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.batching import cond_any
+from jaxmdp.agents.batching import cond_any, cond_compact
 from jaxmdp.agents.paper import _gamma, _validate
 from jaxmdp.planning import policy_iteration
 
@@ -74,7 +72,6 @@ __all__ = [
     "BATCHINGS",
     "TSDEConfig",
     "TSDEState",
-    "cond_compact",
     "episode_ends",
     "sample_mdp",
     "tsde_agent",
@@ -92,12 +89,10 @@ class TSDEConfig(NamedTuple):
         known_rewards: plan with the environment's mean rewards, or learn them (default;
             rewards in ``[0, 1]``, Beta posterior).
         batching: ``"compact"`` (default), ``"any"`` or ``"cond"`` (module docstring).
-        chunk: block size of ``"compact"`` (replications planned per block).
     """
 
     known_rewards: bool = False
     batching: str = "compact"
-    chunk: int = 16
 
 
 class TSDEState(NamedTuple):
@@ -116,66 +111,6 @@ class TSDEState(NamedTuple):
     previous_length: jax.Array
     start_visits: jax.Array
     episodes: jax.Array
-
-
-def _broadcast(leaf, batched: bool, size: int):
-    return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
-
-
-def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-                 *operands: Any, chunk: int = 16) -> Any:
-    """``true_fn(*operands) if pred else false_fn(*operands)``; compacted under vmap.
-
-    For one replication this is ``lax.cond``. Under ``vmap`` with a batched ``pred`` it
-    runs ``false_fn`` for the whole batch, then ``true_fn`` only for the elements whose
-    ``pred`` is True, gathered in blocks of ``chunk`` (a ``while_loop`` over
-    ``ceil(sum(pred) / chunk)`` blocks, none when no element needs it), and scatters their
-    results back. Each element's result is the one ``lax.cond`` gives it.
-
-    Args:
-        pred: bool scalar.
-        true_fn: the costly branch; same output structure, shapes and dtypes as
-            ``false_fn``.
-        false_fn: the cheap branch.
-        *operands: pytrees passed to both branches.
-        chunk: elements per block of ``true_fn`` under vmap (static, positive).
-
-    Returns:
-        The selected branch's output.
-    """
-
-    @custom_vmap
-    def branch(pred, *operands):
-        return lax.cond(pred, true_fn, false_fn, *operands)
-
-    @branch.def_vmap
-    def _rule(axis_size, in_batched, pred, *operands):
-        pred_batched, *operands_batched = in_batched
-        pred = _broadcast(pred, pred_batched, axis_size)
-        operands = jax.tree_util.tree_map(
-            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
-            tuple(operands_batched))
-        out = jax.vmap(lambda ops: false_fn(*ops))(operands)
-        block = min(chunk, axis_size)
-        blocks = -(-axis_size // block)
-        # Indices of the elements to update, in order; the padding is out of range.
-        order = jnp.nonzero(pred, size=blocks * block, fill_value=axis_size)[0]
-        count = jnp.sum(pred.astype(jnp.int32))
-
-        def body(carry):
-            i, out = carry
-            index = lax.dynamic_slice(order, (i * block,), (block,))
-            safe = jnp.minimum(index, axis_size - 1)
-            picked = jax.tree_util.tree_map(lambda leaf: leaf[safe], operands)
-            new = jax.vmap(lambda ops: true_fn(*ops))(picked)
-            out = jax.tree_util.tree_map(
-                lambda o, n: o.at[index].set(n, mode="drop"), out, new)
-            return i + 1, out
-
-        _, out = lax.while_loop(lambda c: c[0] * block < count, body, (jnp.int32(0), out))
-        return out, jax.tree_util.tree_map(lambda _: True, out)
-
-    return branch(pred, *operands)
 
 
 def _dirichlet_rows(key, alpha):
@@ -261,7 +196,7 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
     operands = (key, state, obs.counts, obs.reward_sums, visits, t,
                 jnp.asarray(spec.rewards), jnp.asarray(spec.mask, bool))
     if config.batching == "compact":
-        state = cond_compact(new, start, keep, *operands, chunk=config.chunk)
+        state = cond_compact(new, start, keep, *operands)
     elif config.batching == "any":
         state = cond_any(new, start, keep, *operands)
     else:
@@ -274,13 +209,9 @@ def _check_config(config: TSDEConfig) -> None:
         raise ValueError(f"known_rewards must be a bool, got {config.known_rewards!r}")
     if config.batching not in BATCHINGS:
         raise ValueError(f"batching must be one of {list(BATCHINGS)}, got {config.batching!r}")
-    c = config.chunk
-    if isinstance(c, bool) or not isinstance(c, numbers.Integral) or c <= 0:
-        raise ValueError(f"chunk must be a positive integer, got {c!r}")
 
 
-def tsde_agent(*, known_rewards: bool = False, batching: str = "compact",
-               chunk: int = 16) -> Agent:
+def tsde_agent(*, known_rewards: bool = False, batching: str = "compact") -> Agent:
     """TSDE (Ouyang et al. 2017), configured.
 
     Args:
@@ -289,7 +220,6 @@ def tsde_agent(*, known_rewards: bool = False, batching: str = "compact",
             outside ``[0, 1]``).
         batching: episode-start conditional under vmap: ``"compact"`` (default),
             ``"any"`` or ``"cond"`` (module docstring); the trajectories are the same.
-        chunk: replications planned per block with ``"compact"``.
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"tsde"``.
@@ -297,8 +227,7 @@ def tsde_agent(*, known_rewards: bool = False, batching: str = "compact",
     Raises:
         ValueError: for an option of the wrong type or value, naming it.
     """
-    config = TSDEConfig(known_rewards, batching, int(chunk) if isinstance(
-        chunk, numbers.Integral) and not isinstance(chunk, bool) else chunk)
+    config = TSDEConfig(known_rewards, batching)
     _check_config(config)
     return Agent("tsde", _init, _step, config, validate_unit_rewards)
 

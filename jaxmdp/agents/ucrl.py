@@ -58,7 +58,7 @@ previous episode's values (ours: ``u_0 = 0``, Jaksch et al.) and cap EVI at 1000
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
 between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI for every
-replication at every round. The default ``cond="compact"`` (:func:`cond_compact`) runs
+replication at every round. The default ``cond="compact"`` (:func:`~.batching.cond_compact`) runs
 no EVI in a round where no replication starts an episode (like
 :func:`~.batching.cond_any`), and in a round where ``m`` do, gathers those ``m`` into a
 batch of 4, 16, 64 or 256 replications (the smallest that holds them, among those at
@@ -91,17 +91,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.custom_batching import custom_vmap
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.batching import cond_any
+from jaxmdp.agents.batching import cond_any, cond_compact
 from jaxmdp.evi import EVIStatus, evi
 
 __all__ = [
     "UCRL_AGENTS",
     "UCRLConfig",
     "UCRLState",
-    "cond_compact",
     "kl_ucrl_constants",
     "replay_episodes",
     "ucrl_agent",
@@ -112,71 +110,6 @@ UCRL_AGENTS = {"ucrl2": "l1", "kl_ucrl": "kl"}
 
 EPSILON_RULES = ("sqrt", "t")
 CONDS = ("compact", "cond_any", "lax")
-
-#: Batch sizes of the planning pass of ``cond="compact"`` (plus the whole batch).
-COMPACT_BUCKETS = (4, 16, 64, 256)
-
-
-def _broadcast(leaf, batched: bool, size: int):
-    return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
-
-
-def cond_compact(pred, true_fn, false_fn, *operands, buckets=COMPACT_BUCKETS):
-    """``lax.cond`` for one replication; under ``vmap`` the costly branch runs only on the
-    replications that need it, gathered into a batch of the smallest size in ``buckets``
-    (or the whole batch) that holds them.
-
-    Like :func:`~.batching.cond_any`, a round where no element of ``pred`` is True runs
-    ``false_fn`` only. Where ``m > 0`` are True, their operands are gathered
-    (``jnp.nonzero(pred, size=k)``, ``k`` the first bucket ``>= m``; buckets above half
-    the batch are dropped), ``true_fn`` runs
-    vmapped on those ``k`` rows and its results are scattered back over ``false_fn``'s;
-    ``lax.switch`` picks the bucket, so the cost of a planning round grows with the
-    number of replications that plan, not with the batch. Each bucket is one more copy of
-    ``true_fn`` in the compiled program. ``true_fn``'s result for one row must not depend
-    on the other rows of its batch (true of ``vmap`` of a per-replication function).
-    """
-
-    @custom_vmap
-    def branch(pred, *operands):
-        return lax.cond(pred, true_fn, false_fn, *operands)
-
-    @branch.def_vmap
-    def _rule(axis_size, in_batched, pred, *operands):
-        pred_batched, *operands_batched = in_batched
-        pred = _broadcast(pred, pred_batched, axis_size)
-        operands = jax.tree_util.tree_map(
-            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
-            tuple(operands_batched))
-        # A bucket pays (one more compiled copy of true_fn) only well below the batch.
-        sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
-
-        def keep(pred, operands):
-            return jax.vmap(lambda ops: false_fn(*ops))(operands)
-
-        def gathered(size):
-            def run(pred, operands):
-                if size == axis_size:
-                    return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(
-                        pred, operands)
-                rows = jnp.nonzero(pred, size=size, fill_value=axis_size)[0]
-                safe = jnp.minimum(rows, axis_size - 1)
-                planned = jax.vmap(lambda ops: true_fn(*ops))(
-                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
-                return jax.tree_util.tree_map(
-                    lambda kept, new: kept.at[rows].set(new, mode="drop"),
-                    keep(pred, operands), planned)
-
-            return run
-
-        count = jnp.sum(pred, dtype=jnp.int32)
-        bucket = jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count)
-        which = jnp.where(count == 0, 0, 1 + bucket)
-        out = lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
-        return out, jax.tree_util.tree_map(lambda _: True, out)
-
-    return branch(pred, *operands)
-
 
 class UCRLConfig(NamedTuple):
     """Options of UCRL2 and KL-UCRL (all static).
