@@ -166,7 +166,9 @@ def get_agent(agent: str | Agent, **options) -> Agent:
     """The agent called ``agent``, configured by keyword ``options``.
 
     Names: ``"ucb"``, ``"dmed"``, ``"olp"``, ``"ps"`` (the paper's four,
-    :mod:`jaxmdp.agents.paper`). An :class:`Agent` is returned unchanged (then
+    :mod:`jaxmdp.agents.paper`), ``"ucrl2"``, ``"kl_ucrl"``
+    (:mod:`jaxmdp.agents.ucrl`), ``"tsde"`` (:mod:`jaxmdp.agents.psrl`) and ``"imed_rl"``
+    (:mod:`jaxmdp.agents.imed`). An :class:`Agent` is returned unchanged (then
     ``options`` must be empty), so user-defined agents work wherever a name does.
 
     Args:
@@ -197,8 +199,8 @@ def get_agent(agent: str | Agent, **options) -> Agent:
     raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")
 
 
-# The paper's four agents register themselves on import.
+# The paper's four agents and the field's baselines register themselves on import.
+from jaxmdp.agents import imed as imed  # noqa: E402
 from jaxmdp.agents import paper as paper  # noqa: E402
 from jaxmdp.agents import psrl as psrl  # noqa: E402
-from jaxmdp.agents import imed as imed  # noqa: E402
 from jaxmdp.agents import ucrl as ucrl  # noqa: E402
