@@ -12,7 +12,7 @@ and reused unless ``--force``), ``figures/compare_<env>.png`` (mean with 95% CI 
 with quartiles, log and linear time). For all of them: ``results/compare.csv`` and
 ``results/compare.md`` (regret at the horizon and wall time per agent, compile included).
 
-    python experiments/compare.py [--horizon 5000] [--replications 20]
+    python experiments/compare.py [--horizon 3000] [--replications 10]
         [--envs riverswim-6 ...] [--agents ucb,ps,ucrl2,...]
     python experiments/compare.py --envs riverswim-6 --agents ucrl2 \\
         --horizon 10000000 --replications 50          # the UCRL3 paper's size
@@ -44,8 +44,8 @@ def default_agents() -> list[str]:
 
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--horizon", type=int, default=5_000)
-    parser.add_argument("--replications", type=int, default=20)
+    parser.add_argument("--horizon", type=int, default=3_000)
+    parser.add_argument("--replications", type=int, default=10)
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS))
     parser.add_argument("--agents", default=",".join(default_agents()),
                         help="comma-separated agent names")
