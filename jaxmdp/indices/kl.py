@@ -479,13 +479,26 @@ _SMALL_Z = 0.01
 # The gap rho - p.v is summed in double precision when it is below this fraction of the
 # scale of v (rho - rounded p.v then loses more than ~1e-13 of D's relative accuracy).
 _PRECISE_GAP = 1e-3
+# kinf's one-log1p-per-state sum of D is kept when sum_x p_x |ln y_x| is surely at most
+# this many times D (its rounding error is then below ~1e-13 relative in float64);
+# otherwise D is summed without cancellation.
+_CANCELLATION = 64.0
 
 
-def _kinf_one(p: Array, v: Array, rho: Array,
-              with_zeros: bool = True) -> tuple[KLSolution, Array, Array]:
-    """D for one instance: p, v of shape [S], scalar rho; also returns u* and V - rho.
+def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
+              exact: bool = True) -> tuple[KLSolution, Array, Array, Array]:
+    """D for one instance: p, v of shape [S], scalar rho; also returns u*, V - rho and
+    whether the ``exact=True`` solve is needed.
 
     ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    ``exact=False`` (static) leaves out the double-precision gap and the
+    cancellation-free sum of D below, and says so in the last output when this instance
+    needs them (``rho`` within ~1e-3 of the scale of ``v`` of ``p.v``); the result is then
+    identical to that of ``exact=True`` wherever that flag is False. Callers run the
+    exact solve only when some instance of the batch needs it (see :func:`_native`), not
+    through a ``lax.cond`` per instance: that becomes a select running both branches in
+    the vectorised (small-S) solve, and costs several microseconds per instance inside
+    ``lax.map`` on CPU.
 
     Which case applies (``rho <= p.v``) and the solve itself use ``rho - p.v`` as
     ``sum_x p_x (rho - v_x)``, on the differences ``rho - v_x`` (exact when ``rho`` and
@@ -503,13 +516,16 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     positive = p > 0
     rho_minus_v = rho - v  # computed from v directly, no cancellation through V
     # rho - p.v: rho minus the rounded p.v where that keeps ~13 correct digits; else
-    # sum_x p_x (rho - v_x) on the exact differences, in double precision (one more pass,
-    # only for the problems that need it; a lax.cond, which lax.map keeps a branch).
+    # sum_x p_x (rho - v_x) on the exact differences, in double precision (more passes,
+    # in the exact solve only, and there only for the instances that need it).
     plain = (rho - st.mu) * total
     size = (jnp.abs(rho - st.mu) + st.mean_w + jnp.abs(st.mu) + jnp.abs(st.V)) * total
     precise = jnp.abs(plain) <= _PRECISE_GAP * size
-    gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, positive),
-                       lambda: plain)
+    if exact:
+        gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, positive),
+                           lambda: plain)
+    else:
+        gap_raw = plain
     gap_all = gap_raw / jnp.where(total > 0, total, 1.0)
     zero = gap_all <= 0  # rho <= p.v; includes constant v with rho <= V
     infinite = ~zero & (rho >= st.V)  # rho >= max v with non-constant v
@@ -553,23 +569,47 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     u = jnp.where(boundary, 0.0, jnp.exp(root.x))
     c = u + w_rho_safe
     lam = 1.0 / c
-    # D = E_p ln(1 + z), z = lam (rho - v). Where |z| < _SMALL_Z, ln(1 + z) is split as
-    # z + (log1p(z) - z): the first parts sum to lam * sum_small p (rho - v) (the gap
-    # again, accurate), the second parts have one sign, so D keeps its relative accuracy
-    # when it is tiny (rho near p.v), where the plain sum of ln(1 + z) would cancel.
-    # Elsewhere ln((u + w)/(u + V - rho)): log1p of the centred difference near 1, the
-    # plain ratio far below 1 (where u may be lost in u + V - rho, as for argmax states in
-    # float32). p_x = 0 terms are dropped (at a boundary optimum: log 0).
-    z = rho_minus_v / c
-    small = positive & (jnp.abs(z) < _SMALL_Z)
-    big = positive & ~small
-    log_ratio = _log1p_or_log(z, jnp.maximum(u + w, 0.0) / c, z > -0.5, big)
-    correction = _log1p_minus_x(jnp.where(small, z, 0.0))
-    gap_small = lax.cond(
-        precise,
-        lambda: _accurate_gap(p_raw, v, rho_safe, small) / jnp.where(total > 0, total, 1.0),
-        lambda: jnp.sum(jnp.where(small, p * rho_minus_v, 0.0)))
-    value = lam * gap_small + jnp.sum(p * (log_ratio + correction))
+    # D = E_p ln(1 + z), z = lam (rho - v) = (rho - v)/c, 1 + z = y = (u + w)/c.
+    # Fast form, one log1p per state with every select on its argument (see
+    # _log1p_or_log): log1p(z) where y > 1/2; below, ln y = -log1p((v - rho)/(u + w)),
+    # whose argument 1/y - 1 >= 1 comes from exact differences (no cancellation; +inf at
+    # u + w = 0). Summing these terms loses about eps * sum_x p_x |ln y_x| / D. That ratio
+    # is bounded without a second pass over the logs: the positive terms sum to
+    # P <= lam E_p (rho - v)^+ = B, the negative ones to P - D, so sum |terms| <= 2B - D.
+    # The fast sum is the value when 2B <= _CANCELLATION D (rho well above p.v, the usual
+    # case); otherwise, or if it overflowed, the cancellation-free split below is (in the
+    # exact solve; the fast one flags the instance for it).
+    below_half = -rho_minus_v >= 0.5 * c
+    ratio = (jnp.where(below_half, -rho_minus_v, rho_minus_v)
+             / jnp.where(below_half, u + w, c))
+    # The sign goes on the weight, before the log (a select-fed factor after the log could
+    # become a select after a transcendental).
+    value_fast = jnp.sum(jnp.where(below_half, -p, p)
+                         * jnp.log1p(jnp.where(positive, ratio, 0.0)))
+    positive_part = lam * jnp.sum(p * jnp.maximum(rho_minus_v, 0.0))
+    fast = jnp.isfinite(value_fast) & (2.0 * positive_part <= _CANCELLATION * value_fast)
+
+    def split():
+        # Where |z| < _SMALL_Z, ln(1 + z) is split as z + (log1p(z) - z): the first parts
+        # sum to lam * sum_small p (rho - v) (the gap again, accurate), the second parts
+        # have one sign, so D keeps its relative accuracy when it is tiny (rho near p.v),
+        # where the plain sum of ln(1 + z) would cancel. Elsewhere ln((u + w)/(u + V -
+        # rho)): log1p of the centred difference near 1, the plain ratio far below 1
+        # (where u may be lost in u + V - rho, as for argmax states in float32). p_x = 0
+        # terms are dropped (at a boundary optimum: log 0).
+        z = rho_minus_v / c
+        small = positive & (jnp.abs(z) < _SMALL_Z)
+        big = positive & ~small
+        log_ratio = _log1p_or_log(z, jnp.maximum(u + w, 0.0) / c, z > -0.5, big)
+        correction = _log1p_minus_x(jnp.where(small, z, 0.0))
+        gap_small = lax.cond(
+            precise,
+            lambda: _accurate_gap(p_raw, v, rho_safe, small) / jnp.where(total > 0, total, 1.0),
+            lambda: jnp.sum(jnp.where(small, p * rho_minus_v, 0.0)))
+        return lam * gap_small + jnp.sum(p * (log_ratio + correction))
+
+    value = jnp.where(fast, value_fast, split()) if exact else value_fast
+    needs_exact = precise | (regular & ~fast)
     value = jnp.maximum(value, 0.0)
     at_max = w == 0
     denom = jnp.where(at_max & (u == 0), 1.0, u + w)
@@ -582,7 +622,7 @@ def _kinf_one(p: Array, v: Array, rho: Array,
     steps = jnp.where(regular & ~boundary, root.num_steps, 0)
     converged = ~regular | boundary | root.converged
     sol = _poison(KLSolution(value, lam, q, steps, converged), _invalid(p_raw, st, rho))
-    return sol, u, w_rho_safe
+    return sol, u, w_rho_safe, needs_exact
 
 
 # ---------------------------------------------------------------------------------------
@@ -599,25 +639,30 @@ def _kl_ucb_flat(with_zeros: bool, p: Array, v: Array, delta: Array):
     return (*sol, u)
 
 
-def _kinf_flat(with_zeros: bool, p: Array, v: Array, rho: Array):
-    """kinf's solve for one instance, as a flat tuple (NaN outputs for invalid input)."""
-    sol, u, w_rho = _kinf_one(p, v, rho, with_zeros)
-    return (*sol, u, w_rho)
+def _kinf_flat(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array):
+    """kinf's solve for one instance, as a flat tuple (NaN outputs for invalid input);
+    the last entry says whether the instance needs ``exact=True`` (see _kinf_one)."""
+    sol, u, w_rho, needs_exact = _kinf_one(p, v, rho, with_zeros, exact)
+    return (*sol, u, w_rho, needs_exact)
 
 
 def _kl_ucb_value_only(with_zeros: bool, p: Array, v: Array, delta: Array):
     return (_kl_ucb_one(p, v, delta, with_zeros)[0].value,)
 
 
-def _kinf_value_only(with_zeros: bool, p: Array, v: Array, rho: Array):
-    return (_kinf_one(p, v, rho, with_zeros)[0].value,)
+def _kinf_value_only(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array):
+    sol, _, _, needs_exact = _kinf_one(p, v, rho, with_zeros, exact)
+    return sol.value, needs_exact
 
+
+# Solved fast first and exactly only where needed (see _native).
+_EXACT_RERUN = (_kinf_flat, _kinf_value_only)
 
 _SIGNATURES = {
     _kl_ucb_flat: "(s),(s),()->(),(),(s),(),(),()",
-    _kinf_flat: "(s),(s),()->(),(),(s),(),(),(),()",
+    _kinf_flat: "(s),(s),()->(),(),(s),(),(),(),(),()",
     _kl_ucb_value_only: "(s),(s),()->()",
-    _kinf_value_only: "(s),(s),()->()",
+    _kinf_value_only: "(s),(s),()->(),()",
 }
 
 
@@ -626,15 +671,20 @@ def _native(fn, p: Array, v: Array, level: Array):
 
     Zero entries in p are the only way to reach the boundary optimum, whose test needs a
     log and a division per state; a batch-level ``lax.cond`` skips that pass when no
-    entry of p is zero. Under ``jax.vmap`` this function is not batched op by op (which
-    would turn the ``lax.cond`` into running both branches and the per-problem loop into
-    a loop over the whole batch): :func:`_batched` gives it a ``custom_vmap`` rule that
-    calls it once on the whole batch.
+    entry of p is zero. Functions in ``_EXACT_RERUN`` take ``exact`` after ``with_zeros``
+    and return a last flag: they run fast (``exact=False``) first, and exactly only when
+    some instance flags it, its results replacing the flagged ones (another batch-level
+    ``lax.cond``; per-instance results do not depend on the rest of the batch). Under
+    ``jax.vmap`` this function is not batched op by op (which would turn the ``lax.cond``
+    into running both branches and the per-problem loop into a loop over the whole
+    batch): :func:`_batched` gives it a ``custom_vmap`` rule that calls it once on the
+    whole batch.
     """
     signature = _SIGNATURES[fn]
     batch = jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], level.shape)
     size = p.shape[-1]
-    if batch and size >= _SEQUENTIAL_MIN_STATES:
+    sequential = bool(batch) and size >= _SEQUENTIAL_MIN_STATES
+    if sequential:
         # Large S: solve the problems one after another (lax.map) so that each one's
         # arrays stay in cache across its iterations; a vectorised loop would sweep the
         # whole batch per iteration. Results are identical.
@@ -642,14 +692,42 @@ def _native(fn, p: Array, v: Array, level: Array):
         v = jnp.broadcast_to(v, (*batch, size)).reshape(-1, size)
         level = jnp.broadcast_to(level, batch).reshape(-1)
 
-        def run(z):
-            return lambda p, v, level: lax.map(lambda a: partial(fn, z)(*a), (p, v, level))
+    def solve(*config):
+        one = partial(fn, *config)
+        if sequential:
+            return lambda p, v, level: lax.map(lambda a: one(*a), (p, v, level))
+        return jnp.vectorize(one, signature=signature)
 
-        out = lax.cond(jnp.any(p <= 0), run(True), run(False), p, v, level)
-        return jax.tree.map(lambda x: x.reshape(*batch, *x.shape[1:]), out)
-    with_zeros = jnp.vectorize(partial(fn, True), signature=signature)
-    without_zeros = jnp.vectorize(partial(fn, False), signature=signature)
-    return lax.cond(jnp.any(p <= 0), with_zeros, without_zeros, p, v, level)
+    zeros = jnp.any(p <= 0)
+    if fn not in _EXACT_RERUN:
+        out = lax.cond(zeros, solve(True), solve(False), p, v, level)
+    else:
+        *out, needs = lax.cond(zeros, solve(True, False), solve(False, False), p, v, level)
+
+        def exact_where_needed(with_zeros):
+            one = partial(fn, with_zeros, True)
+
+            def redo(p, v, level, out):
+                if sequential:  # only the flagged instances, one lax.cond each
+                    def step(a):
+                        p, v, level, needs, out = a
+                        return lax.cond(needs, lambda: tuple(one(p, v, level)[:-1]),
+                                        lambda: out)
+
+                    return lax.map(step, (p, v, level, needs, out))
+                *exact, _ = jnp.vectorize(one, signature=signature)(p, v, level)
+                flag = lambda x: needs.reshape(needs.shape + (1,) * (x.ndim - needs.ndim))  # noqa: E731
+                return tuple(jnp.where(flag(x), e, x) for e, x in zip(exact, out))
+
+            return redo
+
+        out = lax.cond(jnp.any(needs),
+                       lambda *a: lax.cond(zeros, exact_where_needed(True),
+                                           exact_where_needed(False), *a),
+                       lambda *a: a[-1], p, v, level, tuple(out))
+    if sequential:
+        out = jax.tree.map(lambda x: x.reshape(*batch, *x.shape[1:]), out)
+    return out
 
 
 def _batched(fn):
