@@ -3,8 +3,6 @@ NumPy loops of benchmarks/numpy_psrl_imed.py, and sharding."""
 
 import json
 import math
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -173,16 +171,8 @@ _SHARDED_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_sharded_runs_equal_single_device_runs():
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                        " --xla_force_host_platform_device_count=2").strip()
-    env["JAX_ENABLE_X64"] = "1"
-    env["JAX_PLATFORMS"] = "cpu"
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
+def test_sharded_runs_equal_single_device_runs(run_on_host_devices):
+    result = run_on_host_devices(_SHARDED_SCRIPT, 2)
     runs = json.loads(result.stdout)
     for name in ("tsde", "imed_rl"):
         two, one = runs[name + "_two"], runs[name + "_one"]

@@ -10,9 +10,6 @@
 
 import functools
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -134,16 +131,8 @@ _SHARDED_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_sharded_run_equals_single_device_run_bit_for_bit():
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                        " --xla_force_host_platform_device_count=4").strip()
-    env["JAX_ENABLE_X64"] = "1"
-    env["JAX_PLATFORMS"] = "cpu"
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
+def test_sharded_run_equals_single_device_run_bit_for_bit(run_on_host_devices):
+    result = run_on_host_devices(_SHARDED_SCRIPT, 4)
     runs = json.loads(result.stdout)
     fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
     for field in fields:

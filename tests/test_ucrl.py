@@ -3,9 +3,6 @@ episode bound, the first action, regret against the NumPy loop, cond_any vs lax.
 sharding."""
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -173,18 +170,11 @@ np.savez(sys.argv[1], **out)
 """
 
 
-def test_sharded_run_equals_single_device_run(runs, tmp_path):
+def test_sharded_run_equals_single_device_run(runs, tmp_path, run_on_host_devices):
     # The module's 1-device runs against the same runs split over 2 forced host devices
     # (a subprocess: the device count is fixed at JAX's start).
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "")
-                        + " --xla_force_host_platform_device_count=2").strip()
-    env["JAX_PLATFORMS"] = "cpu"
     path = tmp_path / "sharded.npz"
-    result = subprocess.run([sys.executable, "-c", _SHARDED_SCRIPT, str(path), str(HORIZON),
-                             str(REPLICATIONS)], env=env,
-                            cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_on_host_devices(_SHARDED_SCRIPT, 2, str(path), str(HORIZON), str(REPLICATIONS))
     sharded = np.load(path)
     for name, traj in runs.items():
         np.testing.assert_array_equal(sharded[name + "_actions"], traj.actions)
