@@ -970,6 +970,12 @@ def test_vmap_is_the_native_batch(fun, n):
     assert lowered[0].count("stablehlo.while") == lowered[1].count("stablehlo.while")
     assert lowered[0].count("stablehlo.case") == lowered[1].count("stablehlo.case")
     np.testing.assert_array_equal(jax.vmap(fun)(p, v, level), fun(p, v, level))
+    if n > 8:  # the sequential large-S path: its derivatives, native against vmapped
+        native = jax.grad(lambda *a: fun(*a).sum(), (0, 1, 2))(p, v, level)
+        vmapped = jax.grad(lambda *a: jax.vmap(fun)(*a).sum(), (0, 1, 2))(p, v, level)
+        for a, b in zip(native, vmapped):
+            np.testing.assert_array_equal(a, b)
+        return
     # in_axes with unbatched arguments, and nested vmaps.
     grid = jax.vmap(jax.vmap(fun, in_axes=(None, None, 0)), in_axes=(0, 0, None))(p, v, level)
     np.testing.assert_allclose(np.diag(grid), fun(p, v, level), rtol=1e-14)
