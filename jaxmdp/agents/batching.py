@@ -49,6 +49,27 @@ def _broadcast(leaf, batched: bool, size: int):
     return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
 
 
+def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
+    """``lax.cond(pred, true_fn, false_fn, *operands)`` whose vmap rule is
+    ``batched(axis_size, pred, operands)``, called with every argument batched."""
+
+    @custom_vmap
+    def branch(pred, *operands):
+        return lax.cond(pred, true_fn, false_fn, *operands)
+
+    @branch.def_vmap
+    def _rule(axis_size, in_batched, pred, *operands):
+        pred_batched, *operands_batched = in_batched
+        pred = _broadcast(pred, pred_batched, axis_size)
+        operands = jax.tree_util.tree_map(
+            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
+            tuple(operands_batched))
+        out = batched(axis_size, pred, operands)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return branch(pred, *operands)
+
+
 def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
              *operands: Any) -> Any:
     """``true_fn(*operands) if pred else false_fn(*operands)``, batch-skipping under vmap.
@@ -65,28 +86,16 @@ def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..
         ``true_fn`` runs (batched) only when some element of ``pred`` is True.
     """
 
-    @custom_vmap
-    def branch(pred, *operands):
-        return lax.cond(pred, true_fn, false_fn, *operands)
-
-    @branch.def_vmap
-    def _rule(axis_size, in_batched, pred, *operands):
-        pred_batched, *operands_batched = in_batched
-        pred = _broadcast(pred, pred_batched, axis_size)
-        operands = jax.tree_util.tree_map(
-            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
-            tuple(operands_batched))
-
+    def batched(axis_size, pred, operands):
         def some(pred, operands):
             return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(pred, operands)
 
         def none(pred, operands):
             return jax.vmap(lambda ops: false_fn(*ops))(operands)
 
-        out = lax.cond(jnp.any(pred), some, none, pred, tuple(operands))
-        return out, jax.tree_util.tree_map(lambda _: True, out)
+        return lax.cond(jnp.any(pred), some, none, pred, operands)
 
-    return branch(pred, *operands)
+    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
 
 
 def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
@@ -106,17 +115,7 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
     on the other rows of its batch (true of ``vmap`` of a per-replication function).
     """
 
-    @custom_vmap
-    def branch(pred, *operands):
-        return lax.cond(pred, true_fn, false_fn, *operands)
-
-    @branch.def_vmap
-    def _rule(axis_size, in_batched, pred, *operands):
-        pred_batched, *operands_batched = in_batched
-        pred = _broadcast(pred, pred_batched, axis_size)
-        operands = jax.tree_util.tree_map(
-            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
-            tuple(operands_batched))
+    def batched(axis_size, pred, operands):
         # A bucket pays (one more compiled copy of true_fn) only well below the batch.
         sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
 
@@ -141,7 +140,6 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
         count = jnp.sum(pred, dtype=jnp.int32)
         bucket = jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count)
         which = jnp.where(count == 0, 0, 1 + bucket)
-        out = lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
-        return out, jax.tree_util.tree_map(lambda _: True, out)
+        return lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
 
-    return branch(pred, *operands)
+    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
