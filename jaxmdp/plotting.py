@@ -109,6 +109,22 @@ def plot_lower_bound(ax, times, constant: float, *, label: str | None = None,
     return line
 
 
+def _time_axes(ax, times, *, log_time: bool, log_y: bool, ylabel: str) -> None:
+    """Log or linear time on x, regret on y (from 0, or log from 1), a light grid."""
+    if log_time:
+        ax.set_xscale("log")
+        ax.set_xlim(max(1, times[0]), times[-1])
+    else:
+        ax.set_xlim(0, times[-1])
+    ax.set_ylabel(ylabel)
+    if log_y:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=1)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.grid(True, which="major", alpha=0.3)
+
+
 def regret_figure(times, curves: Mapping[str, np.ndarray], *,
                   lower_bound: float | Mapping[str, float] | None = None,
                   background: Mapping[str, np.ndarray] | None = None,
@@ -153,21 +169,9 @@ def regret_figure(times, curves: Mapping[str, np.ndarray], *,
                   if isinstance(lower_bound, Mapping) else {None: lower_bound})
         for style, (label, constant) in zip(("--", ":", "-."), bounds.items()):
             plot_lower_bound(ax, times, constant, label=label, linestyle=style)
-        if log_time:
-            ax.set_xscale("log")
-            ax.set_xlim(max(1, times[0]), times[-1])
-            ax.set_title("log time")
-        else:
-            ax.set_xlim(0, times[-1])
-            ax.set_title("linear time")
+        _time_axes(ax, times, log_time=log_time, log_y=log_y, ylabel=ylabel)
+        ax.set_title("log time" if log_time else "linear time")
         ax.set_xlabel("round t")
-        ax.set_ylabel(ylabel)
-        if log_y:
-            ax.set_yscale("log")
-            ax.set_ylim(bottom=1)
-        else:
-            ax.set_ylim(bottom=0)
-        ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     if background is not None:
         dashed = background_style == "dashed"
@@ -213,22 +217,11 @@ def comparison_figure(times, curves: Mapping[str, np.ndarray], *,
                              label=agent_label(name), statistic=statistic)
             if lower_bound is not None:
                 plot_lower_bound(ax, times, lower_bound)
-            if log_time:
-                ax.set_xscale("log")
-                ax.set_xlim(max(1, times[0]), times[-1])
-            else:
-                ax.set_xlim(0, times[-1])
+            _time_axes(ax, times, log_time=log_time, log_y=log_y, ylabel=ylabel)
             what = "mean, 95% CI" if statistic == "mean" else "median, quartiles"
             ax.set_title(f"{what}; {'log' if log_time else 'linear'} time", fontsize=10)
             if row == 1:
                 ax.set_xlabel("round t")
-            ax.set_ylabel(ylabel)
-            if log_y:
-                ax.set_yscale("log")
-                ax.set_ylim(bottom=1)
-            else:
-                ax.set_ylim(bottom=0)
-            ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=9, frameon=False)
     if title:
