@@ -83,7 +83,11 @@ def good_actions(counts: ArrayLike, admissible: ArrayLike | None = None) -> jax.
         bool mask ``[S, A]``, a non-empty subset of ``admissible`` in every state.
     """
     counts = jnp.asarray(counts)
-    visits = jnp.sum(counts, axis=-1)  # n[x, a]
+    return _good_actions_from_visits(jnp.sum(counts, axis=-1), admissible)
+
+
+def _good_actions_from_visits(visits: jax.Array, admissible: jax.Array | None) -> jax.Array:
+    """:func:`good_actions` from the visits ``n[x, a]`` (``[S, A]``) instead of the counts."""
     if admissible is None:
         admissible = jnp.ones(visits.shape, dtype=bool)
     admissible = jnp.asarray(admissible, dtype=bool)

@@ -77,10 +77,12 @@ class EvaluationState(NamedTuple):
         rows: the rows ``P_pi[s] = P[s, pi(s)]`` the inverse was built from, ``[S, S]``.
         inverse: ``M^{-1}`` for ``M = I - P_pi`` with column 0 replaced by ones,
             ``[S, S]``.
+        policy: the policy ``pi`` whose rows these are, int32 ``[S]``.
     """
 
     rows: jax.Array
     inverse: jax.Array
+    policy: jax.Array
 
 
 def default_refresh_every(dtype) -> int:
@@ -101,9 +103,40 @@ def _evaluation_matrix(rows: jax.Array) -> jax.Array:
     return matrix.at[:, 0].set(1)
 
 
-def _exact(rows: jax.Array) -> EvaluationState:
-    """Full ``O(S^3)`` inversion of the evaluation matrix built from ``rows``."""
-    return EvaluationState(rows, jnp.linalg.inv(_evaluation_matrix(rows)))
+def _exact(rows: jax.Array, policy: jax.Array) -> EvaluationState:
+    """Full ``O(S^3)`` inversion of the evaluation matrix built from ``rows``.
+
+    Both outputs pass through a product with the identity matrix, which is exact
+    (each entry is ``x * 1`` plus zeros) and costs ``2 S^3`` flops per refresh. It is
+    there for speed: LAPACK works on column-major arrays, and XLA gave the refresh
+    ``lax.cond`` LAPACK's column-major layout for these outputs, so that its other
+    branch, taken on every round but the refresh rounds, transposed the ``S x S`` rows
+    and inverse there and back (four copies per round, two thirds of a round's time at
+    S = 1000). Ending the branch with matrix products gives it the row-major outputs
+    that the rest of the planner reads.
+    """
+    inverse = jnp.linalg.inv(_evaluation_matrix(rows))
+    eye = jnp.eye(rows.shape[-1], dtype=rows.dtype)
+    return EvaluationState(jnp.matmul(rows, eye, precision=_HIGHEST),
+                           jnp.matmul(inverse, eye, precision=_HIGHEST), policy)
+
+
+def rarely(pred: ArrayLike, fn, operand):
+    """``fn(operand)`` if ``pred`` else ``operand``, written for a big carried ``operand``.
+
+    A ``lax.while_loop`` of zero or one iteration: ``pred`` must be unbatched (under
+    ``vmap`` a batched predicate would run the loop for every element anyway). Unlike
+    ``lax.cond``, the loop carry keeps the layout and the buffer of ``operand`` when
+    ``fn`` does not run; XLA gave a ``lax.cond`` the column-major layout of LAPACK's
+    results (its pass-through branch then transposed the ``S x S`` arrays there and
+    back) and copied an updated ``[S, A, S]`` operand in its other branch.
+    """
+
+    def body(carry):
+        return jnp.zeros((), bool), fn(carry[1])
+
+    return lax.while_loop(lambda carry: carry[0], body,
+                          (jnp.asarray(pred, bool), operand))[1]
 
 
 @jax.jit
@@ -119,40 +152,53 @@ def init_evaluation(P: ArrayLike, R: ArrayLike, policy: ArrayLike) -> Evaluation
         An :class:`EvaluationState` for :func:`incremental_policy_iteration`.
     """
     P = jnp.asarray(P)
-    rows, _ = _policy_rows(P, jnp.asarray(R, P.dtype), jnp.asarray(policy, jnp.int32))
-    return _exact(rows)
+    policy = jnp.asarray(policy, jnp.int32)
+    rows, _ = _policy_rows(P, jnp.asarray(R, P.dtype), policy)
+    return _exact(rows, policy)
 
 
-def _update(state: EvaluationState, rows: jax.Array) -> EvaluationState:
-    """Sherman–Morrison updates of ``state.inverse`` for every row that differs.
+def _sherman_morrison(state: EvaluationState, s, new_row, active=True) -> EvaluationState:
+    """Row ``s`` of ``P_pi`` becomes ``new_row``: one rank-one update, ``O(S^2)``.
 
-    One rank-one update per changed row, lowest index first, each ``O(S^2)``. (A blocked
-    Woodbury update of several rows at once was slower on CPU at S = 1000: XLA's small
-    dense solves and rank-8 products cost more than the passes they save.)
+    With ``active`` false the update is an exact no-op (``u = 0``), so that it can run
+    unconditionally, without a ``lax.cond`` or ``select`` over the inverse under ``vmap``.
     """
+    # M' = M + e_s u^T: row s of M is e_s - P_pi[s] with column 0 set to 1.
+    u = jnp.where(active, (state.rows[s] - new_row).at[0].set(0), 0)
+    column = state.inverse[:, s]  # M^{-1} e_s
+    row = jnp.matmul(u, state.inverse, precision=_HIGHEST)  # u^T M^{-1}
+    inverse = state.inverse - jnp.outer(column, row / (1 + row[s]))
+    rows = state.rows.at[s].set(jnp.where(active, new_row, state.rows[s]))
+    return EvaluationState(rows, inverse, state.policy)
 
-    def cond(carry):
-        changed, _ = carry
-        return jnp.any(changed)
+
+def _update(state: EvaluationState, P: jax.Array, policy: jax.Array,
+            changed: jax.Array) -> EvaluationState:
+    """Sherman–Morrison updates of ``state`` to the rows ``P[s, policy[s]]``.
+
+    ``changed`` (bool ``[S]``) marks the rows that may differ from ``state.rows``; one
+    rank-one update per marked row, lowest index first, each ``O(S^2)`` (a row that did
+    not change gives ``u = 0``, an exact no-op). The first update runs outside the loop:
+    a round usually changes at most one row, and under ``vmap`` a ``while_loop`` selects
+    its whole carry (the ``S x S`` inverse) on every iteration. (A blocked Woodbury
+    update of several rows at once was slower on CPU at S = 1000: XLA's small dense
+    solves and rank-8 products cost more than the passes they save.)
+    """
 
     def body(carry):
         changed, state = carry
         s = jnp.argmax(changed)  # the lowest changed row
-        # M' = M + e_s u^T: row s of M is e_s - P_pi[s] with column 0 set to 1.
-        u = (state.rows[s] - rows[s]).at[0].set(0)
-        column = state.inverse[:, s]  # M^{-1} e_s
-        row = jnp.matmul(u, state.inverse, precision=_HIGHEST)  # u^T M^{-1}
-        inverse = state.inverse - jnp.outer(column, row / (1 + row[s]))
-        return changed.at[s].set(False), EvaluationState(state.rows.at[s].set(rows[s]),
-                                                         inverse)
+        state = _sherman_morrison(state, s, P[s, policy[s]], changed[s])
+        return changed.at[s].set(False), state
 
-    changed = jnp.any(rows != state.rows, axis=-1)
-    return lax.while_loop(cond, body, (changed, state))[1]
+    carry = body((changed, state))
+    changed, state = lax.while_loop(lambda carry: jnp.any(carry[0]), body, carry)
+    return state._replace(policy=policy)
 
 
 def _solve(state: EvaluationState, r_pi: jax.Array):
     """Gain and bias from the inverse, with one step of iterative refinement."""
-    rows, inverse = state
+    rows, inverse = state.rows, state.inverse
 
     def residual(x):
         bias = x.at[0].set(0)
@@ -183,6 +229,7 @@ def incremental_policy_iteration(
     evaluation: EvaluationState,
     refresh: ArrayLike = False,
     *,
+    changed_pair: tuple[ArrayLike, ArrayLike] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     rtol: float | None = None,
 ) -> tuple[PlanningSolution, EvaluationState]:
@@ -194,6 +241,13 @@ def incremental_policy_iteration(
     updates of ``evaluation.inverse`` for the rows of ``P_pi`` that changed since it was
     built (``O(S^2)`` each) plus one step of iterative refinement. With ``refresh`` the
     inverse of the warm start's matrix is first recomputed from scratch (``O(S^3)``).
+
+    Which rows changed: by default every row of ``P_pi`` is compared with
+    ``evaluation.rows`` (any change of ``P`` is handled). The simulator's planner knows
+    better: since ``evaluation`` was built, ``P`` changed at most in the row
+    ``changed_pair = (x, a)`` (``x < 0``: none), so only that row and the states where the
+    policy differs from ``evaluation.policy`` are updated, and nothing of size ``S x S``
+    is compared or gathered.
 
     Intended for MDPs whose every policy is unichain, such as the estimate
     ``(N + 1) / (n + S)`` (all entries positive). A non-finite evaluation stops the
@@ -209,6 +263,9 @@ def incremental_policy_iteration(
         evaluation: the :class:`EvaluationState` of an earlier evaluation (any policy,
             any ``P`` of the same shape), e.g. from :func:`init_evaluation`.
         refresh: bool scalar; recompute the inverse from scratch before iterating.
+        changed_pair: ``(x, a)`` int scalars, the only row of ``P`` that may differ from
+            the ``P`` that ``evaluation`` was built from (``x < 0``: none); ``None``
+            compares every row.
         max_steps: maximum number of policy evaluations, a positive Python int.
         rtol: relative tie tolerance; default ``32 * sqrt(S) * eps`` of the dtype.
 
@@ -231,36 +288,40 @@ def incremental_policy_iteration(
     mask = jnp.asarray(mask, bool)
     num_states = P.shape[-1]
     rtol = _default_rtol(P.dtype, num_states) if rtol is None else rtol
-    policy0 = _initial_policy(R, mask, jnp.asarray(init_policy))
-    rows0, _ = _policy_rows(P, R, policy0)
-    evaluation = lax.cond(jnp.asarray(refresh, bool), _exact,
-                          lambda rows: evaluation, rows0)
+    policy0 = _initial_policy(R, mask, jnp.asarray(init_policy)).astype(jnp.int32)
+    evaluation = lax.cond(jnp.asarray(refresh, bool),
+                          lambda ev: _exact(_policy_rows(P, R, policy0)[0], policy0),
+                          lambda ev: ev, evaluation)
+    if changed_pair is None:
+        changed = jnp.any(_policy_rows(P, R, policy0)[0] != evaluation.rows, axis=-1)
+    else:
+        x, a = (jnp.asarray(i, jnp.int32) for i in changed_pair)
+        states = jnp.arange(num_states)
+        changed = (policy0 != evaluation.policy) | ((states == x) & (policy0 == a))
+
+    def evaluate_and_improve(policy, evaluation, changed, step):
+        evaluation = _update(evaluation, P, policy, changed)
+        r_pi = jnp.take_along_axis(R, policy[:, None], axis=1)[:, 0]
+        gain, bias, ok = _solve(evaluation, r_pi)
+        candidate = _improve(P, R, mask, bias, policy, rtol)
+        stable = jnp.all(candidate == policy)
+        status = jnp.where(ok, jnp.where(stable, PlanningStatus.CONVERGED, _RUNNING),
+                           PlanningStatus.SINGULAR)
+        return _Carry(policy, candidate, gain, bias, evaluation, step + 1,
+                      status.astype(jnp.int32))
 
     def cond_fun(carry: _Carry) -> jax.Array:
         return (carry.status == _RUNNING) & (carry.step < max_steps)
 
     def body_fun(carry: _Carry) -> _Carry:
         policy = carry.candidate
-        rows, r_pi = _policy_rows(P, R, policy)
-        evaluation = _update(carry.evaluation, rows)
-        gain, bias, ok = _solve(evaluation, r_pi)
-        candidate = _improve(P, R, mask, bias, policy, rtol)
-        stable = jnp.all(candidate == policy)
-        status = jnp.where(ok, jnp.where(stable, PlanningStatus.CONVERGED, _RUNNING),
-                           PlanningStatus.SINGULAR)
-        return _Carry(policy, candidate, gain, bias, evaluation, carry.step + 1,
-                      status.astype(jnp.int32))
+        return evaluate_and_improve(policy, carry.evaluation,
+                                    policy != carry.evaluation.policy, carry.step)
 
-    init = _Carry(
-        policy=policy0,
-        candidate=policy0,
-        gain=jnp.zeros((), P.dtype),
-        bias=jnp.zeros((num_states,), P.dtype),
-        evaluation=evaluation,
-        step=jnp.array(0, jnp.int32),
-        status=jnp.array(_RUNNING, jnp.int32),
-    )
-    final = lax.while_loop(cond_fun, body_fun, init)
+    # The first evaluation runs outside the loop: warm-started, it is usually the only
+    # one, and under vmap a while_loop selects its whole carry on every iteration.
+    first = evaluate_and_improve(policy0, evaluation, changed, jnp.array(0, jnp.int32))
+    final = lax.while_loop(cond_fun, body_fun, first)
     status = jnp.where(final.status == _RUNNING, PlanningStatus.MAX_STEPS, final.status)
     solution = PlanningSolution(final.gain, final.bias, final.policy, final.step,
                                 status.astype(jnp.int32))

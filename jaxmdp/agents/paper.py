@@ -66,7 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.planner import PLANNERS, PlannerState, init_planner, plan
+from jaxmdp.agents.planner import PLANNERS, PlannerState, init_planner, observe, plan, played
 from jaxmdp.estimators import Estimate, reward_estimate
 from jaxmdp.indices.kl import kinf, kl_ucb
 from jaxmdp.indices.l1 import l1_ucb
@@ -128,7 +128,7 @@ def _current(t, x, counts, estimate):
     p_hat = estimate.mdp.P[x]  # [A, S]
     rewards = estimate.mdp.R[x]  # [A]: the known rewards, or r_hat
     admissible = estimate.admissible[x]  # [A]
-    visits = jnp.sum(counts[x], axis=-1)  # [A]
+    visits = estimate.visits[x]  # [A]
     log_t = jnp.log(jnp.asarray(t, dtype=bias.dtype))
     return p_hat, rewards, admissible, visits, log_t
 
@@ -427,10 +427,9 @@ def _validate(spec: EnvSpec, config: PaperConfig) -> None:
             "known_rewards=True)")
 
 
-def _planning_rewards(obs: Observation, spec: EnvSpec, config: PaperConfig):
+def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConfig):
     if config.known_rewards:
         return jnp.asarray(spec.rewards), None
-    visits = jnp.sum(obs.counts, axis=-1)
     r_hat = reward_estimate(obs.reward_sums, visits, spec.reward_law)
     return r_hat, RewardInfo(spec.reward_law, spec.reward_sigma, obs.reward_sums)
 
@@ -449,12 +448,13 @@ def _make_step(name: str):
     rule = _RULES[name]
 
     def step(key, state: PlannerState, obs: Observation, spec: EnvSpec, config: PaperConfig):
-        rewards, info = _planning_rewards(obs, spec, config)
-        est, state = plan(obs.counts, rewards, spec.mask, state, obs.step,
-                          planner=config.planner, refresh_every=config.refresh_every)
+        state = observe(state, obs.counts, obs.step, refresh_every=config.refresh_every)
+        rewards, info = _planning_rewards(obs, state.visits, spec, config)
+        est, state = plan(state, rewards, spec.mask, obs.step, planner=config.planner,
+                          refresh_every=config.refresh_every)
         options = {"force_untried": config.force_untried} if name in ("dmed", "ps") else {}
         action = rule(key, obs.t, obs.state, obs.counts, est, info, **options)
-        return action, state
+        return action, played(state, obs.state, action)
 
     step.__name__ = f"{name}_step"
     return step
