@@ -43,6 +43,9 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--results-dir", type=Path, default=RESULTS)
     parser.add_argument("--figures-dir", type=Path, default=FIGURES)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--full", action="store_true",
+                        help="the published sizes instead of the CPU-friendly default "
+                             "(explicit size options still win)")
     return parser
 
 

@@ -1,21 +1,29 @@
 """Runs every experiment script at its default size and prints where each figure went.
 
 Discovers ``experiments/*.py`` (skipping names that start with ``_`` and this script) and
-runs each, in name order, as a subprocess with the current interpreter. One progress
-display follows them all (the running script's latest progress line is shown beside it);
-each script's full output goes to ``results/logs/<script>.log``. Results are reused as
-each script decides (``--force`` is passed through to recompute).
+runs each as a subprocess with the current interpreter. Most scripts spend their time
+compiling, which is single-threaded, so they run ``--jobs`` at a time (default: one per
+CPU core, at most 2); the scripts that measure time (they say ``REPRODUCE_ALONE = True``)
+run afterwards, one at a time, with nothing beside them. One progress display follows
+them all (each running script's latest progress line is shown beside it); each script's
+full output goes to ``results/logs/<script>.log``. Results are reused as each script
+decides (``--force`` is passed through to recompute); ``--full`` asks every script for
+the published sizes instead of its CPU-friendly default.
 
-    python experiments/reproduce.py [--force] [--only regret robustness] [--list]
+    python experiments/reproduce.py [--full] [--force] [--only regret robustness]
+                                    [--jobs 2] [--list]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,12 +49,23 @@ def _pump(stream, sink, last: list[str]):
     stream.close()
 
 
+def runs_alone(script: Path) -> bool:
+    """Whether ``script`` measures time (``REPRODUCE_ALONE = True`` at the top level)."""
+    return re.search(r"^REPRODUCE_ALONE\s*=\s*True\b", script.read_text(), re.M) is not None
+
+
+_LOCK = threading.Lock()
+_RUNNING: dict[str, str] = {}  # script -> its latest progress line
+
+
+def _show(bar: Progress) -> None:
+    with _LOCK:
+        bar.update(0, info=" | ".join(f"{k}: {v}" for k, v in _RUNNING.items()))
+
+
 def run_script(script: Path, extra: list[str], log_path: Path, bar: Progress
                ) -> tuple[int, list[str], float]:
-    """Runs one script; returns (exit code, figure paths it reported or wrote, seconds)."""
-    figures_dir = ROOT / "figures"
-    before = {p: p.stat().st_mtime for p in figures_dir.glob("*.png")} \
-        if figures_dir.exists() else {}
+    """Runs one script; returns (exit code, figure paths it reported, seconds)."""
     start = time.perf_counter()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     last = [""]
@@ -57,18 +76,18 @@ def run_script(script: Path, extra: list[str], log_path: Path, bar: Progress
         reader = threading.Thread(target=_pump, args=(proc.stdout, log, last), daemon=True)
         reader.start()
         while proc.poll() is None:
-            bar.update(0, info=f"{script.stem}: {last[0]}")
+            with _LOCK:
+                _RUNNING[script.stem] = last[0][-40:]
+            _show(bar)
             time.sleep(0.5)
         reader.join()
+    with _LOCK:
+        _RUNNING.pop(script.stem, None)
     seconds = time.perf_counter() - start
     reported = []
     for line in log_path.read_text().splitlines():
         if line.lower().startswith("figure:"):
             reported.append(line.split(":", 1)[1].strip())
-    if figures_dir.exists():
-        for p in sorted(figures_dir.glob("*.png")):
-            if p.stat().st_mtime > before.get(p, -1) and str(p) not in reported:
-                reported.append(str(p))
     return proc.returncode, reported, seconds
 
 
@@ -78,7 +97,14 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="run only these scripts (names without .py)")
     parser.add_argument("--list", action="store_true", help="list the scripts and exit")
+    parser.add_argument("--full", action="store_true",
+                        help="the published sizes (each script's --full) instead of the "
+                             "CPU-friendly defaults")
+    parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)),
+                        help="scripts run side by side (those that measure time run alone)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
 
     scripts = discover()
     if args.only:
@@ -89,24 +115,33 @@ def main(argv=None):
                              f"got {unknown}")
         scripts = [p for p in scripts if p.stem in args.only]
     if args.list:
-        print("\n".join(p.name for p in scripts))
+        print("\n".join(p.name + ("  (runs alone)" if runs_alone(p) else "")
+                        for p in scripts))
         return 0
-    extra = ["--force"] if args.force else []
+    extra = (["--force"] if args.force else []) + (["--full"] if args.full else [])
     logs = ROOT / "results" / "logs"
-    failures = []
-    report = []
+    shared = [p for p in scripts if not runs_alone(p)]
+    alone = [p for p in scripts if runs_alone(p)]
+    results = {}
+    start = time.perf_counter()
     with Progress(len(scripts), "reproduce") as bar:
-        for script in scripts:
-            code, figures, seconds = run_script(script, extra, logs / f"{script.stem}.log", bar)
-            bar.update(1, info=f"{script.stem} done ({seconds:.0f}s)")
-            report.append((script, code, figures, seconds))
-            if code != 0:
-                failures.append(script.name)
+        def one(script):
+            results[script] = run_script(script, extra, logs / f"{script.stem}.log", bar)
+            with _LOCK:
+                bar.update(1, info=f"{script.stem} done ({results[script][2]:.0f}s)")
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(one, shared))
+        for script in alone:
+            one(script)
+    report = [(script, *results[script]) for script in scripts]
+    failures = [script.name for script, code, _, _ in report if code != 0]
     for script, code, figures, seconds in report:
         status = "ok" if code == 0 else f"FAILED (exit {code}, see results/logs/{script.stem}.log)"
         print(f"{script.name}: {status}, {seconds:.1f}s")
         for figure in figures:
             print(f"  figure: {figure}")
+    print(f"total: {time.perf_counter() - start:.1f}s ({args.jobs} side by side)")
     if failures:
         print(f"failed: {', '.join(failures)}", file=sys.stderr)
         return 1

@@ -61,6 +61,8 @@ from jaxmdp import plotting  # noqa: E402
 from jaxmdp._progress import Progress  # noqa: E402
 
 NAME = "scaling"
+#: It measures time: reproduce.py runs it alone, after the others.
+REPRODUCE_ALONE = True
 ACTIONS, BRANCHING = 4, 5
 SIZES = (3, 10, 30, 100, 300, 1000)
 # 10_000 replications (``--rep-counts 1 10 100 1000 10000``) took about 3 minutes and

@@ -77,8 +77,11 @@ from jaxmdp.indices.qform import (  # noqa: E402
 )
 
 NAME = "timing"
+#: It measures time: reproduce.py runs it alone, after the others.
+REPRODUCE_ALONE = True
 TOL = 1e-4
-DEFAULT_SIZES = (10, 100, 1_000, 10_000, 100_000)
+DEFAULT_SIZES = (10, 100, 1_000, 10_000)  # the paper's sizes
+FULL_SIZES = (10, 100, 1_000, 10_000, 100_000)
 QUICK_SIZES = (10, 100)
 
 # key, label, index ("C", "D", "B" or "PS"), slow (a baseline capped at --slow-max, or
@@ -451,16 +454,18 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
 def parse_args(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=str, default=None,
-                        help="comma-separated |S| values (default 10,100,1000,10000,100000)")
+                        help="comma-separated |S| values (default 10,100,1000,10000; "
+                             "up to 100000 with --full)")
     parser.add_argument("--problems", type=int, default=15,
                         help="random problems per size (default 15, as in the paper)")
     parser.add_argument("--dtype", type=str, default="float64",
                         help="float64 (default) or float32")
-    parser.add_argument("--slow-max", type=int, default=10_000,
-                        help="largest |S| for the baselines [4]-[6] (default 10000)")
-    parser.add_argument("--pgd-max", type=int, default=10_000,
+    parser.add_argument("--slow-max", type=int, default=None,
+                        help="largest |S| for the baselines [4]-[6] (default 1000; "
+                             "10000 with --full)")
+    parser.add_argument("--pgd-max", type=int, default=None,
                         help="largest |S| for the projected-gradient baselines [9], [10] "
-                             "(default 10000; 100000 takes many minutes)")
+                             "(default 1000; 100000 with --full, which takes many minutes)")
     parser.add_argument("--batch-limit", type=float, default=20.0,
                         help="skip the vmapped batch of a method when its problems took "
                              "longer than this many seconds in all; 0: never time batches "
@@ -469,7 +474,11 @@ def parse_args(argv=None):
                         help="a smoke run: |S| = 10, 100, 3 problems, no batch timing")
     args = parser.parse_args(argv)
     if args.sizes is None:
-        args.sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
+        args.sizes = QUICK_SIZES if args.quick else FULL_SIZES if args.full else DEFAULT_SIZES
+    if args.slow_max is None:
+        args.slow_max = 10_000 if args.full else 1000
+    if args.pgd_max is None:
+        args.pgd_max = 100_000 if args.full else 1000
     else:
         try:
             args.sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
@@ -510,7 +519,7 @@ def main(argv=None) -> None:
     shown = sorted({int(k[1:-len("_config")]) for k in saved if k.endswith("_config")})
     print_table(saved, shown, args.slow_max, args.pgd_max)
     for path in plot(saved, shown, Path(args.figures_dir)):
-        print(f"wrote {path}")
+        print(f"figure: {path}")
 
 
 if __name__ == "__main__":

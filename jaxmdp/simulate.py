@@ -245,6 +245,18 @@ def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
     return chunk(carry, mdp, gain, delta, t0, start)
 
 
+def _records_per_chunk(total: int, most: int) -> int:
+    """Records per chunk: ``most``, or the largest divisor of ``total`` from ``most / 2``
+    to ``most``, so that every chunk has the same length and compiles once (a horizon of
+    3,000 with chunks of 2,000 would compile a 2,000- and a 1,000-round program)."""
+    if total <= most:
+        return max(1, total)
+    for size in range(most, (most + 1) // 2 - 1, -1):
+        if total % size == 0:
+            return size
+    return most
+
+
 @functools.partial(jax.jit, static_argnames=("agent",))
 def _init_agents(keys, mdp: MDP, *, agent: Agent):
     spec = env_spec(mdp)
@@ -336,7 +348,9 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         initial_counts: optional int ``[S, A, S]`` transition counts to start from.
         record_every: keep every ``record_every``-th cumulative value (positive int).
             Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
-        chunk_size: rounds per jitted call (rounded to a multiple of ``record_every``);
+        chunk_size: rounds per jitted call at most (rounded to a multiple of
+            ``record_every``, and down to equal chunks when that costs at most half of
+            it: each distinct chunk length is a compilation);
             the progress bar advances once per chunk.
         progress: show a progress bar (``tqdm.auto``: a terminal bar, or a widget in a
             notebook).
@@ -444,7 +458,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block)
 
     total_records = horizon // record_every
-    records_per_chunk = max(1, chunk_size // record_every)
+    records_per_chunk = _records_per_chunk(total_records, max(1, chunk_size // record_every))
     pseudo, regret, paths = [], [], []
     with Progress(horizon, f"simulate {agent.name}", enabled=progress) as bar, _prng_layout():
         done = 0

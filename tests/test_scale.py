@@ -9,6 +9,7 @@
 """
 
 import functools
+import importlib
 import json
 import textwrap
 from pathlib import Path
@@ -69,6 +70,97 @@ def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
     matrix = jnp.eye(12) - evaluation.rows
     matrix = matrix.at[:, 0].set(1)
     np.testing.assert_allclose(evaluation.inverse @ matrix, np.eye(12), atol=1e-11)
+
+
+@functools.partial(jax.jit, static_argnames=("horizon", "refresh_every"))
+def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
+    """The paper agents' planner (row updates of p_hat, Sherman-Morrison on the changed
+    rows only) against a rebuild from the counts and a full LU re-solve, every round."""
+    from jaxmdp.agents import planner
+    from jaxmdp.estimators import transition_estimate
+
+    num_states, num_actions = mdp.R.shape
+    state0 = planner.init_planner(jnp.zeros_like(counts0), mdp.R, mdp.mask)
+
+    def step(carry, index):
+        key, counts, x, state, policy_full = carry
+        key, explore_key, action_key, next_key = jax.random.split(key, 4)
+        state = planner.observe(state, counts, index, refresh_every=refresh_every)
+        est, state = planner.plan(state, mdp.R, mdp.mask, index, refresh_every=refresh_every)
+        full = estimate(counts, mdp, init_policy=policy_full)
+        action = jnp.where(jax.random.uniform(explore_key) < 0.5,
+                           jax.random.randint(action_key, (), 0, num_actions), est.policy[x])
+        state = planner.played(state, x, action)
+        y = jax.random.choice(next_key, num_states, p=mdp.P[x, action]).astype(jnp.int32)
+        same_model = jnp.all(state.model == transition_estimate(counts, dtype=mdp.R.dtype))
+        same_visits = jnp.all(state.visits == counts.sum(-1))
+        carry = (key, counts.at[x, action, y].add(1), y, state, full.policy)
+        return carry, (same_model & same_visits & jnp.all(est.mdp.mask == full.mdp.mask),
+                       est.policy, full.policy, est.gain, full.gain, est.bias, full.bias)
+
+    init = (key, counts0, jnp.int32(0), state0, jnp.zeros(num_states, jnp.int32))
+    return jax.lax.scan(step, init, jnp.arange(horizon))[1]
+
+
+@pytest.mark.parametrize("refresh_every", [4096, 7])
+def test_planner_row_updates_match_rebuild_and_full_resolve(refresh_every):
+    # Initial counts that the state's zero counts do not know: round 0 rebuilds.
+    mdp = jm.examples.garnet(jax.random.key(4), 10, 3, 4)
+    counts0 = jax.random.randint(jax.random.key(2), (10, 3, 10), 0, 2, jnp.int32)
+    same, pi, pi_full, g, g_full, b, b_full = (np.asarray(o) for o in _planner_along_trajectory(
+        mdp, counts0, jax.random.key(6), horizon=500, refresh_every=refresh_every))
+    assert same.all(), np.flatnonzero(~same)[:5]  # p_hat and visits bit for bit
+    assert np.sum(np.any(pi_full[1:] != pi_full[:-1], axis=1)) >= 5  # switches happen
+    np.testing.assert_array_equal(pi, pi_full)
+    np.testing.assert_allclose(g, g_full, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b, b_full, rtol=0, atol=1e-11)
+
+
+def test_changed_pair_hint_gives_the_general_update():
+    """Told which row changed, the solver updates the same rows as when it compares all."""
+    mdp = jm.examples.garnet(jax.random.key(8), 9, 3, 4)
+    counts = jax.random.randint(jax.random.key(9), (9, 3, 9), 0, 4, jnp.int32)
+    before = estimated_mdp(counts, mdp)
+    policy = jm.policy_iteration(before.P, before.R, before.mask).policy
+    evaluation = incremental.init_evaluation(before.P, before.R, policy)
+    x, a = 4, int(policy[4])
+    after = estimated_mdp(counts.at[x, a, 2].add(3), mdp)
+    solve = jax.jit(incremental.incremental_policy_iteration, static_argnames=())
+    general, ev_general = solve(after.P, after.R, after.mask, policy, evaluation)
+    hinted, ev_hinted = solve(after.P, after.R, after.mask, policy, evaluation,
+                              changed_pair=(x, a))
+    for u, v in zip(jax.tree_util.tree_leaves((general, ev_general)),
+                    jax.tree_util.tree_leaves((hinted, ev_hinted))):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_blocked_replications_equal_one_batch(monkeypatch):
+    """On CPU, replications run in cache-sized blocks (and a smaller last block): the
+    results are those of one vmapped batch, bit for bit."""
+    simulate_module = importlib.import_module("jaxmdp.simulate")
+    mdp = jm.examples.garnet(jax.random.key(5), 8, 3, 4)
+    runs = {}
+    for block in (None, 3):  # one batch; blocks of 3, 3 and a last block of 1
+        monkeypatch.setattr(simulate_module, "replication_block", lambda *a, b=block: b)
+        for agent in ("ucb",):
+            runs[block, agent] = jm.simulate(mdp, agent, 40, 7, 3, progress=False,
+                                             record_path=True)
+    for agent in ("ucb",):
+        one, blocks = runs[None, agent], runs[3, agent]
+        np.testing.assert_array_equal(one.actions, blocks.actions)
+        np.testing.assert_array_equal(one.pseudo_regret, blocks.pseudo_regret)
+        np.testing.assert_array_equal(one.counts, blocks.counts)
+
+
+def test_replication_block_size(monkeypatch):
+    simulate_module = importlib.import_module("jaxmdp.simulate")
+    carry = {"a": jnp.zeros((10, 1000), jnp.float32), "b": jnp.zeros((10, 250), jnp.int32)}
+    assert simulate_module.replication_block(carry, 10, "cpu") is None  # 5 kB each
+    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 3 * 5000 + 10)
+    assert simulate_module.replication_block(carry, 10, "cpu") == 3
+    assert simulate_module.replication_block(carry, 10, "gpu") is None
+    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 10)
+    assert simulate_module.replication_block(carry, 10, "cpu") == 1
 
 
 def test_incremental_policy_iteration_from_scratch_state_and_refresh():
