@@ -54,3 +54,29 @@ def test_inside_scan_under_vmap_with_unbatched_operands():
     np.testing.assert_allclose(out[1:], 1.0)
     jax.effects_barrier()
     assert calls
+
+
+def test_cond_chunked_plans_only_needed_rows_in_passes():
+    from jaxmdp.agents.batching import cond_chunked
+
+    calls = []
+
+    def costly(x, y):
+        jax.debug.callback(lambda n: calls.append(int(n)), x.shape[0] if x.ndim else 1)
+        return x * 2.0 + y
+
+    f = jax.jit(jax.vmap(lambda p, x, y: cond_chunked(p, costly, lambda x, y: x, x, y,
+                                                      chunk=2), in_axes=(0, 0, None)))
+    x = jnp.arange(8.0)
+    for pred in ([True, False, True, True, False, True, True, False],
+                 [False, False, False, False, False, False, False, True],
+                 [True] * 8):
+        pred = jnp.array(pred)
+        out = jax.block_until_ready(f(pred, x, 1.0))
+        np.testing.assert_array_equal(out, np.where(pred, 2 * x + 1, x))
+        jax.effects_barrier()
+        assert len(calls) == -(-int(pred.sum()) // 2)  # ceil(m / chunk) passes
+        calls.clear()
+    np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
+    jax.effects_barrier()
+    assert not calls  # no element needed it: the costly branch never ran

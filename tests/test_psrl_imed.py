@@ -77,7 +77,7 @@ def test_tsde_episode_rule_on_a_recorded_run():
 def test_tsde_batching_paths_give_the_same_run():
     kwargs = dict(horizon=120, replications=6, seed=2, progress=False)
     runs = [jm.simulate(RIVERSWIM, jm.get_agent("tsde", batching=b), **kwargs)
-            for b in ("compact", "cond")]  # cond: plain lax.cond (cond_any: test_batching)
+            for b in ("chunked", "compact", "cond")]  # cond: plain lax.cond (any: test_batching)
     for other in runs[1:]:
         np.testing.assert_array_equal(other.pseudo_regret, runs[0].pseudo_regret)
         np.testing.assert_array_equal(other.agent_state.policy, runs[0].agent_state.policy)

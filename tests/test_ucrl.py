@@ -113,11 +113,12 @@ def test_mean_regret_matches_the_numpy_loop(runs, name):
     assert abs(final.mean() - ref) <= 4 * math.hypot(se, ref_se), (final.mean(), se, ref)
 
 
-@pytest.mark.parametrize("cond", ["lax", "cond_any"])
+@pytest.mark.parametrize("cond", ["lax", "cond_any", "compact"])
 def test_compact_planning_equals_plain_cond(runs, cond):
-    # The default (cond="compact": only the replications that start an episode plan,
-    # gathered) against a plain lax.cond (every replication plans every round under vmap)
-    # and cond_any. Same keys (same replication count), a shorter horizon.
+    # UCRL2's default (cond="chunked": only the replications that start an episode plan,
+    # 8 at a time) against a plain lax.cond (every replication plans every round under
+    # vmap), cond_any and cond_compact. Same keys (same replication count), a shorter
+    # horizon.
     horizon = 400
     other = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("ucrl2", cond=cond),
                         horizon, REPLICATIONS, seed=0, progress=False, record_path=True,

@@ -1,4 +1,5 @@
-"""``cond_any``: a per-replication ``lax.cond`` that is skipped for the whole batch.
+"""``cond_any``, ``cond_compact``, ``cond_chunked``: a per-replication ``lax.cond`` whose
+costly branch runs, under ``vmap``, only where (or when) some replication needs it.
 
 Agents are written for one replication and batched with ``vmap``. Under ``vmap`` a
 ``lax.cond`` whose predicate is batched becomes a ``select``: *both* branches run for
@@ -19,7 +20,9 @@ With many replications some replication starts an episode in most early rounds, 
 planning the whole batch then is the cost again. :func:`cond_compact` goes further: it
 gathers only the replications that need ``true_fn`` into a small batch (4, 16, 64 or 256
 rows, or the whole batch) and scatters their results back, so a planning round costs in
-proportion to the number of replications that plan.
+proportion to the number of replications that plan. :func:`cond_chunked` runs those
+replications a fixed number at a time in a loop instead: one compiled copy of
+``true_fn``, and no padding beyond the last pass.
 
 Example:
     >>> import jax, jax.numpy as jnp
@@ -39,7 +42,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-__all__ = ["COMPACT_BUCKETS", "cond_any", "cond_compact"]
+__all__ = ["COMPACT_BUCKETS", "cond_any", "cond_chunked", "cond_compact"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
@@ -141,5 +144,50 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
         bucket = jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count)
         which = jnp.where(count == 0, 0, 1 + bucket)
         return lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
+
+    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
+
+
+def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+                 *operands: Any, chunk: int = 8) -> Any:
+    """``lax.cond`` for one replication; under ``vmap`` the costly branch runs only on the
+    replications that need it, ``chunk`` of them at a time.
+
+    Like :func:`cond_compact`, a round where no element of ``pred`` is True runs
+    ``false_fn`` only. Where ``m > 0`` are True, their indices are listed
+    (``jnp.nonzero(pred, size=batch)``) and a ``lax.while_loop`` runs ``ceil(m / chunk)``
+    passes, each gathering the operands of the next ``chunk`` of them, running
+    ``true_fn`` vmapped on those rows and scattering the results over ``false_fn``'s (the
+    last pass pads with a copy of the last row, whose result is dropped). The compiled
+    program holds one copy of ``true_fn`` (of batch ``chunk``), and a planning round costs
+    ``ceil(m / chunk)`` passes: suited to a ``true_fn`` whose cost grows with its batch
+    (e.g. one that draws random numbers for every row), where :func:`cond_compact`'s
+    buckets would pad ``m`` up to 4x and compile one copy per bucket. ``true_fn``'s result
+    for one row must not depend on the other rows of its batch.
+    """
+
+    def batched(axis_size, pred, operands):
+        size = min(chunk, axis_size)
+
+        def keep(pred, operands):
+            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+
+        def run(pred, operands):
+            rows = jnp.nonzero(pred, size=axis_size, fill_value=axis_size)[0]
+            # Pad so that every pass can slice `size` indices.
+            rows = jnp.concatenate([rows, jnp.full((size,), axis_size, rows.dtype)])
+            passes = (jnp.sum(pred, dtype=jnp.int32) + size - 1) // size
+
+            def body(i, out):
+                idx = lax.dynamic_slice_in_dim(rows, i * size, size)
+                safe = jnp.minimum(idx, axis_size - 1)
+                planned = jax.vmap(lambda ops: true_fn(*ops))(
+                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
+                return jax.tree_util.tree_map(
+                    lambda kept, new: kept.at[idx].set(new, mode="drop"), out, planned)
+
+            return lax.fori_loop(0, passes, body, keep(pred, operands))
+
+        return lax.cond(jnp.any(pred), run, keep, pred, operands)
 
     return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)

@@ -34,18 +34,21 @@ probability zero).
 ``lax.cond`` on a batched predicate runs the planning branch for every replication at
 every round. The option ``batching`` chooses the episode-start conditional:
 
-* ``"compact"`` (default): :func:`jaxmdp.agents.batching.cond_compact`, a
-  ``custom_vmap`` rule that gathers the replications starting an episode into a batch of
-  4, 16, 64 or 256 rows (or the whole batch) and plans only those, then scatters the new
-  states back; nothing is planned when none starts. A round costs planning in proportion
-  to the number ``m`` of replications that start an episode (with 1,000 replications
-  some replication starts an episode at nearly every round, so a rule that plans the
-  whole batch whenever any needs it would plan at every round).
+* ``"chunked"`` (default): :func:`jaxmdp.agents.batching.cond_chunked`, a
+  ``custom_vmap`` rule that plans only the replications starting an episode, 8 at a
+  time (``ceil(m / 8)`` passes of one compiled copy of the planner for ``m`` of them),
+  and scatters the new states back; nothing is planned when none starts. A round costs
+  planning in proportion to ``m`` (with 1,000 replications some replication starts an
+  episode at nearly every round, so a rule that plans the whole batch whenever any needs
+  it would plan at every round). Small passes also suit the Gamma draws, whose rejection
+  loop runs until every element of the pass is accepted.
+* ``"compact"``: :func:`jaxmdp.agents.batching.cond_compact`, which gathers them into one
+  batch of 4, 16, 64 or 256 rows (or the whole batch), one compiled copy per size.
 * ``"any"``: :func:`jaxmdp.agents.batching.cond_any`, which skips planning for the whole
   batch when no replication starts an episode and otherwise plans every replication.
 * ``"cond"``: a plain ``lax.cond`` (plans every replication at every round under vmap).
 
-All three give the same trajectories (each replication's plan depends only on its own
+All four give the same trajectories (each replication's plan depends only on its own
 data and key).
 
 Example:
@@ -64,7 +67,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.batching import cond_any, cond_compact
+from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
 from jaxmdp.agents.paper import _gamma, _validate
 from jaxmdp.planning import policy_iteration
 
@@ -79,7 +82,7 @@ __all__ = [
 ]
 
 #: Episode-start conditionals (see the module docstring).
-BATCHINGS = ("compact", "any", "cond")
+BATCHINGS = ("chunked", "compact", "any", "cond")
 
 
 class TSDEConfig(NamedTuple):
@@ -88,11 +91,12 @@ class TSDEConfig(NamedTuple):
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
             rewards in ``[0, 1]``, Beta posterior).
-        batching: ``"compact"`` (default), ``"any"`` or ``"cond"`` (module docstring).
+        batching: ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"`` (module
+            docstring).
     """
 
     known_rewards: bool = False
-    batching: str = "compact"
+    batching: str = "chunked"
 
 
 class TSDEState(NamedTuple):
@@ -195,7 +199,9 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
 
     operands = (key, state, obs.counts, obs.reward_sums, visits, t,
                 jnp.asarray(spec.rewards), jnp.asarray(spec.mask, bool))
-    if config.batching == "compact":
+    if config.batching == "chunked":
+        state = cond_chunked(new, start, keep, *operands)
+    elif config.batching == "compact":
         state = cond_compact(new, start, keep, *operands)
     elif config.batching == "any":
         state = cond_any(new, start, keep, *operands)
@@ -211,15 +217,16 @@ def _check_config(config: TSDEConfig) -> None:
         raise ValueError(f"batching must be one of {list(BATCHINGS)}, got {config.batching!r}")
 
 
-def tsde_agent(*, known_rewards: bool = False, batching: str = "compact") -> Agent:
+def tsde_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Agent:
     """TSDE (Ouyang et al. 2017), configured.
 
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]`` with a Beta posterior; ``validate`` rejects means
             outside ``[0, 1]``).
-        batching: episode-start conditional under vmap: ``"compact"`` (default),
-            ``"any"`` or ``"cond"`` (module docstring); the trajectories are the same.
+        batching: episode-start conditional under vmap: ``"chunked"`` (default),
+            ``"compact"``, ``"any"`` or ``"cond"`` (module docstring); the trajectories
+            are the same.
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"tsde"``.

@@ -58,15 +58,18 @@ previous episode's values (ours: ``u_0 = 0``, Jaksch et al.) and cap EVI at 1000
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
 between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI for every
-replication at every round. The default ``cond="compact"`` (:func:`~.batching.cond_compact`) runs
-no EVI in a round where no replication starts an episode (like
-:func:`~.batching.cond_any`), and in a round where ``m`` do, gathers those ``m`` into a
-batch of 4, 16, 64 or 256 replications (the smallest that holds them, among those at
-most half the batch) or else the whole batch, and runs EVI on that batch only: with
-many replications some replication starts an episode in most early rounds, and a
-planning round then costs in proportion to ``m``, not to the batch. ``cond="cond_any"``
-plans the whole batch in such rounds; ``cond="lax"`` plans it every round. All three
-give the same trajectories (tested); the last two exist for tests and for timing.
+replication at every round. UCRL2's default ``cond="chunked"``
+(:func:`~.batching.cond_chunked`) runs no EVI in a round where no replication starts an
+episode, and in a round where ``m`` do, runs EVI on those ``m`` only, 8 at a time
+(``ceil(m / 8)`` passes of one compiled copy of the planner). ``cond="compact"``
+(:func:`~.batching.cond_compact`) gathers them instead into one batch of 4, 16, 64 or 256
+replications (the smallest that holds them, among those at most half the batch) or else
+the whole batch (one compiled copy of EVI per size); ``cond="cond_any"`` plans the whole
+batch in such rounds; ``cond="lax"`` plans it every round. For UCRL2 all four give the
+same trajectories (tested). KL-UCRL's default stays ``cond="compact"``: its planning is
+not bitwise independent of the planning batch (with ``"chunked"`` its trajectories at
+1,000 replications on riverswim-6 differed from ``"compact"``'s), so the default keeps
+its trajectories as they were.
 
 Example:
     >>> import jaxmdp as jm
@@ -93,7 +96,7 @@ import numpy as np
 from jax import lax
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.batching import cond_any, cond_compact
+from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
 from jaxmdp.evi import EVIStatus, evi
 
 __all__ = [
@@ -109,7 +112,7 @@ __all__ = [
 UCRL_AGENTS = {"ucrl2": "l1", "kl_ucrl": "kl"}
 
 EPSILON_RULES = ("sqrt", "t")
-CONDS = ("compact", "cond_any", "lax")
+CONDS = ("chunked", "compact", "cond_any", "lax")
 
 class UCRLConfig(NamedTuple):
     """Options of UCRL2 and KL-UCRL (all static).
@@ -122,10 +125,12 @@ class UCRLConfig(NamedTuple):
         epsilon_rule: EVI's span tolerance: ``"sqrt"`` (``1/sqrt(t_k)``, Jaksch et al.)
             or ``"t"`` (``1/t_k``, the StatisticalRL code's rule).
         max_evi_steps: the most EVI sweeps per episode start.
-        cond: how episode starts are batched: ``"compact"`` (default; plan only the
-            replications that start one, gathered), ``"cond_any"`` (no planning in rounds
-            where no replication starts one; the whole batch plans in the others) or
-            ``"lax"`` (a plain ``lax.cond``: the whole batch plans every round).
+        cond: how episode starts are batched: ``"chunked"`` (UCRL2's default; plan
+            only the replications that start one, 8 at a time), ``"compact"``
+            (KL-UCRL's default; plan only those, gathered into one bucket-sized batch),
+            ``"cond_any"`` (no planning in rounds where no replication starts one; the
+            whole batch plans in the others) or ``"lax"`` (a plain ``lax.cond``: the
+            whole batch plans every round).
     """
 
     ball: str = "l1"
@@ -133,7 +138,7 @@ class UCRLConfig(NamedTuple):
     delta: float = 0.05
     epsilon_rule: str = "sqrt"
     max_evi_steps: int = 10_000
-    cond: str = "compact"
+    cond: str = "chunked"
 
 
 class UCRLState(NamedTuple):
@@ -250,7 +255,8 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         return _new_episode(counts, reward_sums, t, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
-    branch = {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[config.cond]
+    branch = {"chunked": cond_chunked, "compact": cond_compact, "cond_any": cond_any,
+              "lax": lax.cond}[config.cond]
     state = branch(start, plan, _keep, obs.counts, obs.reward_sums, obs.t, state,
                    spec.mask, spec.rewards)
     action = state.policy[x]
@@ -292,7 +298,7 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
-               cond: str = "compact") -> Agent:
+               cond: str | None = None) -> Agent:
     """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
 
     Args:
@@ -303,8 +309,8 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         epsilon_rule: ``"sqrt"`` (EVI stops at span ``< 1/sqrt(t_k)``, default) or
             ``"t"`` (``< 1/t_k``).
         max_evi_steps: the most EVI sweeps per episode start (positive int).
-        cond: ``"compact"`` (default), ``"cond_any"`` or ``"lax"`` (see the module
-            docstring).
+        cond: ``"chunked"``, ``"compact"``, ``"cond_any"`` or ``"lax"`` (see the module
+            docstring); default ``"chunked"`` for UCRL2, ``"compact"`` for KL-UCRL.
 
     Returns:
         The :class:`~jaxmdp.Agent`.
@@ -314,6 +320,8 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
     """
     if name not in UCRL_AGENTS:
         raise ValueError(f"name must be one of {list(UCRL_AGENTS)}, got {name!r}")
+    if cond is None:
+        cond = "chunked" if name == "ucrl2" else "compact"
     config = UCRLConfig(UCRL_AGENTS[name], known_rewards, delta, epsilon_rule,
                         max_evi_steps, cond)
     _check_config(config)
