@@ -71,7 +71,7 @@ REPLICATION_COUNTS = (1, 10, 100, 1000)
 #: Replication-steps per timed call of the replication sweep (caps its horizon).
 REP_SWEEP_STEPS = 50_000
 #: Rounds per timed call (and twice that), per number of states.
-HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 80, 1000: 30}
+HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 200, 1000: 100}
 QUICK_HORIZONS = {3: 300, 10: 300, 30: 200, 100: 60}
 FIT_SIZES = (100, 300, 1000)
 
@@ -120,6 +120,24 @@ def measure(mdp, agent: str, *, horizon: int, replications: int, planner: str,
     return np.array([wall * 1e6, cpu * 1e6, compile_s, regret])
 
 
+def read_passes(num_states: int, replications: int, repeats: int = 21) -> np.ndarray:
+    """``[µs of one read pass over one [S, A, S] float32 model, µs per replication of a
+    pass over the [R, S, A, S] models of R replications]`` (``jnp.sum``, median)."""
+    import jax.numpy as jnp
+
+    out = []
+    for shape in ((num_states, ACTIONS, num_states),
+                  (replications, num_states, ACTIONS, num_states)):
+        x = jnp.asarray(np.random.default_rng(0).random(shape, dtype=np.float32))
+        total = jax.jit(jnp.sum)
+        for _ in range(3):
+            total(x).block_until_ready()
+        times = [_timed(lambda: total(x).block_until_ready())[1] for _ in range(repeats)]
+        out.append(np.median(times) * 1e6 / (1 if len(shape) == 3 else replications))
+        del x
+    return np.asarray(out)
+
+
 def plan(args):
     """The list of measurements: ``(key, agent, S, replications, planner, horizon)``."""
     horizons = QUICK_HORIZONS if args.quick else HORIZONS
@@ -156,8 +174,18 @@ def run(args, path: Path) -> dict[str, np.ndarray]:
     data["device"] = np.asarray(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
                                 f"{len(jax.devices())} device(s), {os.cpu_count()} CPUs")
     mdps = {}
-    with Progress(len(jobs), "scaling", enabled=not args.no_progress) as bar:
+    done = {}  # the same measurement under two names (e.g. 10 replications at S = 100)
+    with Progress(len(jobs) + 1, "scaling", enabled=not args.no_progress) as bar:
+        if "read_pass" not in data and max(args.sizes) >= 1000:
+            data["read_pass"] = read_passes(1000, args.replications)
+            save_npz_atomic(path, **data)
+        bar.update(1, info="read passes")
         for key, agent, s, reps, planner, horizon in jobs:
+            config = (agent, s, reps, planner, horizon)
+            if key not in data and config in done:
+                data[key] = data[done[config]]
+                data[f"horizon_{key}"] = np.asarray(horizon)
+            done.setdefault(config, key)
             if key not in data:
                 if s not in mdps:
                     mdp = garnet(s, args.seed)
@@ -208,6 +236,13 @@ def report(data) -> str:
                          f"(wall), S^{kc:.2f} (cpu)")
     sizes_full, full = series(data, "size_ucb_full_")
     sizes_inc, inc = series(data, "size_ucb_incremental_")
+    if "read_pass" in data and 1000 in sizes_inc:
+        one, per_rep = data["read_pass"]
+        step = inc[list(sizes_inc).index(1000), 0]
+        lines.append(f"S = 1000: read pass over one [S, A, S] float32 model {one:.0f} us, "
+                     f"per replication of {int(data['replications'])} {per_rep:.0f} us; "
+                     f"MDP-UCB step {step:.0f} us = {step / one:.2f}x one pass "
+                     f"({step / per_rep:.2f}x the per-replication pass)")
     for s, row in zip(sizes_full, full):
         if s in sizes_inc:
             ratio = row[0] / inc[list(sizes_inc).index(s), 0]
@@ -241,6 +276,12 @@ def figure(data):
         for power, style in ((2, ":"), (3, "-.")):
             ax_s.plot(grid, base * (grid / 100) ** power, style, color="gray",
                       label=f"slope S^{power} (through S = 100)")
+    if "read_pass" in data:
+        one = float(data["read_pass"][0])
+        ax_s.plot([1000], [one], "k_", markersize=18, mew=2,
+                  label=f"one read pass over a [S, A, S] float32 model ({one:.0f} us)")
+        ax_s.plot([1000], [4 * one], "_", color="gray", markersize=18, mew=2,
+                  label="4 read passes")
     ax_s.set_xscale("log")
     ax_s.set_yscale("log")
     ax_s.set_xlabel("number of states |S| (GARNET, A = 4, b = 5)")
@@ -275,17 +316,20 @@ def main(argv=None):
     parser.add_argument("--agents", nargs="+", default=["ucb", "ps"])
     parser.add_argument("--replications", type=int, default=10,
                         help="replications for the sweep over |S|")
-    parser.add_argument("--full-up-to", type=int, default=300,
-                        help="largest |S| timed with planner='full'")
+    parser.add_argument("--full-up-to", type=int, default=None,
+                        help="largest |S| timed with planner='full' (default 100; 300 with "
+                             "--full)")
     parser.add_argument("--rep-counts", nargs="+", type=int,
                         default=list(REPLICATION_COUNTS))
     parser.add_argument("--rep-states", type=int, default=100,
                         help="|S| for the sweep over replications")
-    parser.add_argument("--repeats", type=int, default=2, help="timed calls per horizon")
+    parser.add_argument("--repeats", type=int, default=3, help="timed calls per horizon")
     parser.add_argument("--initial-visits", type=int, default=5,
                         help="transitions per state-action pair to start from (0: none)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.full_up_to is None:
+        args.full_up_to = 300 if args.full else 100
     positive_int("--replications", args.replications)
     positive_int("--repeats", args.repeats)
     positive_int("--rep-states", args.rep_states)
