@@ -12,7 +12,9 @@ and reused unless ``--force``), ``figures/compare_<env>.png`` (mean with 95% CI 
 with quartiles, log and linear time). For all of them: ``results/compare.csv`` and
 ``results/compare.md`` (regret at the horizon and wall time per agent, compile included).
 
-    python experiments/compare.py [--horizon 3000] [--replications 10]
+Default: horizon 3,000, 10 replications; ``--full``: horizon 10^5, 50 replications.
+
+    python experiments/compare.py [--full] [--horizon 3000] [--replications 10]
         [--envs riverswim-6 ...] [--agents ucb,ps,ucrl2,...]
     python experiments/compare.py --envs riverswim-6 --agents ucrl2 \\
         --horizon 10000000 --replications 50          # the UCRL3 paper's size
@@ -44,8 +46,10 @@ def default_agents() -> list[str]:
 
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--horizon", type=int, default=3_000)
-    parser.add_argument("--replications", type=int, default=10)
+    parser.add_argument("--horizon", type=int, default=None,
+                        help="default 3000; 100000 with --full")
+    parser.add_argument("--replications", type=int, default=None,
+                        help="default 10; 50 with --full")
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS))
     parser.add_argument("--agents", default=",".join(default_agents()),
                         help="comma-separated agent names")
@@ -53,6 +57,10 @@ def main(argv=None):
                         help="keep every k-th round (default: about 1,000 points)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.horizon is None:
+        args.horizon = 100_000 if args.full else 3_000
+    if args.replications is None:
+        args.replications = 50 if args.full else 10
     positive_int("--horizon", args.horizon)
     positive_int("--replications", args.replications)
     record_every = args.record_every or max(1, math.ceil(args.horizon / 1000))

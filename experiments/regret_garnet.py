@@ -10,10 +10,10 @@ curves are not yet in their logarithmic regime, and the bound is asymptotic.
 
 Writes ``results/regret_garnet.npz`` (atomically, after each agent; re-running reuses
 saved agents for the same settings unless ``--force``) and ``figures/regret_garnet.png``.
-Defaults (horizon 5,000, 16 replications, every 10th round recorded) take about 3
-minutes on a 2-core CPU; ``--quick`` runs horizon 1,000 with 8 replications.
+Defaults: horizon 2,000, 16 replications, every 10th round recorded; ``--full``: horizon
+5,000 (the README's numbers); ``--quick`` runs horizon 1,000 with 8 replications.
 
-    python experiments/regret_garnet.py [--horizon 5000] [--replications 16]
+    python experiments/regret_garnet.py [--full] [--horizon 2000] [--replications 16]
                                         [--agents ucb dmed olp ps] [--states 100]
 """
 
@@ -35,7 +35,8 @@ NAME = "regret_garnet"
 
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--horizon", type=int, default=5_000)
+    parser.add_argument("--horizon", type=int, default=None,
+                        help="default 2000; 5000 with --full")
     parser.add_argument("--replications", type=int, default=16)
     parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS),
                         help=f"agents to run, from {list(DEFAULT_AGENTS)}")
@@ -47,6 +48,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.horizon, args.replications = 1_000, 8
+    if args.horizon is None:
+        args.horizon = 5_000 if args.full else 2_000
     check_options(args)
     positive_int("--states", args.states)
     if args.states < 5:
