@@ -475,10 +475,6 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.sizes is None:
         args.sizes = QUICK_SIZES if args.quick else FULL_SIZES if args.full else DEFAULT_SIZES
-    if args.slow_max is None:
-        args.slow_max = 10_000 if args.full else 1000
-    if args.pgd_max is None:
-        args.pgd_max = 100_000 if args.full else 1000
     else:
         try:
             args.sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
@@ -486,6 +482,10 @@ def parse_args(argv=None):
             raise ValueError(f"--sizes must be comma-separated integers, got {args.sizes!r}")
         if not args.sizes or min(args.sizes) < 2:
             raise ValueError(f"--sizes must be integers >= 2, got {args.sizes!r}")
+    if args.slow_max is None:
+        args.slow_max = 10_000 if args.full else 1000
+    if args.pgd_max is None:
+        args.pgd_max = 100_000 if args.full else 1000
     if args.quick and args.problems == 15:
         args.problems = 3
     if args.quick and args.batch_limit == 20.0:
