@@ -15,12 +15,14 @@ the same run and the same dtype:
 
 The replication-step is the marginal cost of rounds ``H + 1 .. 2H`` (the median of
 ``--repeats`` calls of ``2H`` rounds minus that of ``H`` rounds, divided by ``H R``, the
-method of ``experiments/scaling.py``), on a GARNET MDP (A = 4, branching 5) started from
+method of ``experiments/scaling.py``; and, paired, the median over repeats of the ratio
+of that difference to a read pass timed right after it, since on a shared host the
+speed of the whole machine drifts between runs), on a GARNET MDP (A = 4, branching 5) started from
 ``--initial-visits`` transitions per pair. ``--profile`` adds a per-operation breakdown
 of the steady-state rounds from a JAX profiler trace (operations that run once per round;
 times are per replication-step).
 
-    python benchmarks/memory_bound.py [--states 1000] [--replications 10] [--horizon 100]
+    python benchmarks/memory_bound.py [--states 1000] [--replications 10] [--horizon 200]
                                       [--repeats 3] [--profile] [--x64]
 """
 
@@ -49,8 +51,8 @@ def _median_time(fn, repeats):
     return sorted(times)[len(times) // 2]
 
 
-def read_pass_us(shape, dtype, repeats=20) -> float:
-    """Median time of one ``jnp.sum`` over an array of ``shape`` (µs)."""
+def _pass_fn(shape, dtype):
+    """A jitted ``jnp.sum`` over an array of ``shape`` and a function timing one call (s)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -59,11 +61,23 @@ def read_pass_us(shape, dtype, repeats=20) -> float:
     total = jax.jit(jnp.sum)
     for _ in range(3):
         total(x).block_until_ready()
-    return 1e6 * _median_time(lambda: total(x).block_until_ready(), repeats)
+    return lambda: _median_time(lambda: total(x).block_until_ready(), 5)
 
 
-def step_us(mdp, counts, *, horizon, replications, repeats, agent="ucb") -> float:
-    """Marginal µs per replication-step of ``agent`` (rounds ``H + 1 .. 2H``)."""
+def read_pass_us(shape, dtype, repeats=20) -> float:
+    """Median time of one ``jnp.sum`` over an array of ``shape`` (µs)."""
+    timed = _pass_fn(shape, dtype)
+    return 1e6 * sorted(timed() for _ in range(repeats // 5 + 1))[(repeats // 5 + 1) // 2]
+
+
+def step_us(mdp, counts, *, horizon, replications, repeats, agent="ucb", read_pass=None):
+    """Marginal µs per replication-step of ``agent`` (rounds ``H + 1 .. 2H``).
+
+    With ``read_pass`` (a function timing one read pass, s), a pass is timed right after
+    each pair of calls and the ratio step / pass is computed per pair: the machine's
+    speed drifts (a shared host), and a ratio of times taken together drifts less.
+    Returns ``(µs per replication-step, median ratio or nan)``.
+    """
     import jax
 
     import jaxmdp as jm
@@ -75,12 +89,16 @@ def step_us(mdp, counts, *, horizon, replications, repeats, agent="ucb") -> floa
 
     call(0, horizon)
     call(0, 2 * horizon)
-    short, long = [], []
+    short, long, ratios = [], [], []
     for r in range(repeats):
         short.append(_median_time(lambda: call(1 + r, horizon), 1))
         long.append(_median_time(lambda: call(101 + r, 2 * horizon), 1))
+        if read_pass is not None:
+            step = (long[-1] - short[-1]) / (horizon * replications)
+            ratios.append(step / read_pass())
     median = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
-    return 1e6 * (median(long) - median(short)) / (horizon * replications)
+    step = 1e6 * (median(long) - median(short)) / (horizon * replications)
+    return step, (median(ratios) if ratios else float("nan"))
 
 
 def profile(mdp, counts, *, horizon, replications, agent="ucb", top=12):
@@ -118,7 +136,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--states", type=int, default=1000)
     parser.add_argument("--replications", type=int, default=10)
-    parser.add_argument("--horizon", type=int, default=100)
+    parser.add_argument("--horizon", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--initial-visits", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
@@ -137,8 +155,10 @@ def main(argv=None):
     counts = scaling.initial_counts(mdp, args.initial_visits, 0)
     dtype = mdp.P.dtype
     one = read_pass_us((S, scaling.ACTIONS, S), dtype)
-    batched = read_pass_us((R, S, scaling.ACTIONS, S), dtype, repeats=11) / R
-    step = step_us(mdp, counts, horizon=args.horizon, replications=R, repeats=args.repeats)
+    batched = read_pass_us((R, S, scaling.ACTIONS, S), dtype, repeats=10) / R
+    step, paired = step_us(mdp, counts, horizon=args.horizon, replications=R,
+                           repeats=args.repeats,
+                           read_pass=_pass_fn((S, scaling.ACTIONS, S), dtype))
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, {jnp.dtype(dtype).name}, "
           f"GARNET S={S} A={scaling.ACTIONS}, {R} replications, H={args.horizon}")
     print(f"read pass, one [S, A, S] model:        {one:9.1f} us")
@@ -146,6 +166,8 @@ def main(argv=None):
     print(f"MDP-UCB replication-step:              {step:9.1f} us")
     print(f"ratio to the one-model pass:           {step / one:9.2f}")
     print(f"ratio to the per-replication pass:     {step / batched:9.2f}")
+    print(f"ratio to the one-model pass, paired:   {paired:9.2f}  (median of per-repeat "
+          "ratios, each pass timed right after its calls)")
     if args.profile:
         print("\nsteady-state operations (one call per round), us per replication-step:")
         for name, us, calls in profile(mdp, counts, horizon=args.horizon, replications=R):
