@@ -313,7 +313,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="S <= 100, replications <= 100, shorter horizons")
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
-    parser.add_argument("--agents", nargs="+", default=["ucb", "ps"])
+    parser.add_argument("--agents", nargs="+", default=None,
+                        help="default ucb; ucb and ps with --full")
     parser.add_argument("--replications", type=int, default=10,
                         help="replications for the sweep over |S|")
     parser.add_argument("--full-up-to", type=int, default=None,
@@ -323,13 +324,18 @@ def main(argv=None):
                         default=list(REPLICATION_COUNTS))
     parser.add_argument("--rep-states", type=int, default=100,
                         help="|S| for the sweep over replications")
-    parser.add_argument("--repeats", type=int, default=3, help="timed calls per horizon")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed calls per horizon (default 2; 3 with --full)")
     parser.add_argument("--initial-visits", type=int, default=5,
                         help="transitions per state-action pair to start from (0: none)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.full_up_to is None:
         args.full_up_to = 300 if args.full else 100
+    if args.agents is None:
+        args.agents = ["ucb", "ps"] if args.full else ["ucb"]
+    if args.repeats is None:
+        args.repeats = 3 if args.full else 2
     positive_int("--replications", args.replications)
     positive_int("--repeats", args.repeats)
     positive_int("--rep-states", args.rep_states)

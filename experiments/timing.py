@@ -466,10 +466,10 @@ def parse_args(argv=None):
     parser.add_argument("--pgd-max", type=int, default=None,
                         help="largest |S| for the projected-gradient baselines [9], [10] "
                              "(default 1000; 100000 with --full, which takes many minutes)")
-    parser.add_argument("--batch-limit", type=float, default=20.0,
+    parser.add_argument("--batch-limit", type=float, default=None,
                         help="skip the vmapped batch of a method when its problems took "
                              "longer than this many seconds in all; 0: never time batches "
-                             "(default 20; 0 with --quick)")
+                             "(default 0; 20 with --full)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: |S| = 10, 100, 3 problems, no batch timing")
     args = parser.parse_args(argv)
@@ -488,8 +488,8 @@ def parse_args(argv=None):
         args.pgd_max = 100_000 if args.full else 1000
     if args.quick and args.problems == 15:
         args.problems = 3
-    if args.quick and args.batch_limit == 20.0:
-        args.batch_limit = 0.0
+    if args.batch_limit is None:
+        args.batch_limit = 20.0 if args.full and not args.quick else 0.0
     positive_int("--problems", args.problems)
     if args.problems < 2:
         raise ValueError(f"--problems must be at least 2 (for a CI), got {args.problems!r}")
