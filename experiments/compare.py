@@ -12,9 +12,9 @@ and reused unless ``--force``), ``figures/compare_<env>.png`` (mean with 95% CI 
 with quartiles, log and linear time). For all of them: ``results/compare.csv`` and
 ``results/compare.md`` (regret at the horizon and wall time per agent, compile included).
 
-Default: horizon 3,000, 10 replications; ``--full``: horizon 10^5, 50 replications.
+Default: horizon 2,000, 10 replications; ``--full``: horizon 10^5, 50 replications.
 
-    python experiments/compare.py [--full] [--horizon 3000] [--replications 10]
+    python experiments/compare.py [--full] [--horizon 2000] [--replications 10]
         [--envs riverswim-6 ...] [--agents ucb,ps,ucrl2,...]
     python experiments/compare.py --envs riverswim-6 --agents ucrl2 \\
         --horizon 10000000 --replications 50          # the UCRL3 paper's size
@@ -47,7 +47,7 @@ def default_agents() -> list[str]:
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=None,
-                        help="default 3000; 100000 with --full")
+                        help="default 2000; 100000 with --full")
     parser.add_argument("--replications", type=int, default=None,
                         help="default 10; 50 with --full")
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS))
@@ -58,7 +58,7 @@ def main(argv=None):
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.horizon is None:
-        args.horizon = 100_000 if args.full else 3_000
+        args.horizon = 100_000 if args.full else 2_000
     if args.replications is None:
         args.replications = 50 if args.full else 10
     positive_int("--horizon", args.horizon)

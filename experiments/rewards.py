@@ -16,9 +16,9 @@ agent must also tell reward means apart.
 Writes ``results/rewards_<env>.npz`` (atomically, after each agent; reused unless
 ``--force``) and ``figures/rewards_<env>.png``.
 
-Defaults: horizon 3,000, 20 replications; ``--full``: horizon 10,000, 50 replications.
+Defaults: horizon 2,000, 20 replications; ``--full``: horizon 10,000, 50 replications.
 
-    python experiments/rewards.py [--full] [--horizon 3000] [--replications 20]
+    python experiments/rewards.py [--full] [--horizon 2000] [--replications 20]
                                   [--envs paper-mdp riverswim-6] [--agents ucb dmed olp ps]
 """
 
@@ -43,7 +43,7 @@ DEFAULT_ENVS = ("paper-mdp", "riverswim-6")
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=None,
-                        help="default 3000; 10000 with --full")
+                        help="default 2000; 10000 with --full")
     parser.add_argument("--replications", type=int, default=None,
                         help="default 20; 50 with --full")
     parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS))
@@ -53,7 +53,7 @@ def main(argv=None):
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.horizon is None:
-        args.horizon = 10_000 if args.full else 3_000
+        args.horizon = 10_000 if args.full else 2_000
     if args.replications is None:
         args.replications = 50 if args.full else 20
     check_options(args)

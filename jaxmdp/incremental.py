@@ -18,9 +18,12 @@ P_pi[s])`` (column 0 excluded), and the inverse follows by Sherman–Morrison,
 
     M'^{-1} = M^{-1} - \frac{M^{-1} e_s \, u^T M^{-1}}{1 + u^T M^{-1} e_s},
 
-``O(S^2)`` per changed row. The state carries ``M^{-1}`` and the rows ``P_pi`` it was
-built from; changed rows are found by comparing them with the new ones, so any change,
-not only one count, is handled (``k`` changed rows cost ``O(k S^2)``). Each solution
+``O(S^2)`` per changed row. The state carries ``M^{-1}``, the rows ``P_pi`` it was
+built from and the policy ``pi``. By default changed rows are found by comparing them with
+the new ones, so any change, not only one count, is handled (``k`` changed rows cost
+``O(k S^2)``); the simulator's planner passes the one pair whose row changed
+(``changed_pair``), and then only that row and the states where the policy switched are
+updated, without any ``S x S`` comparison. Each solution
 ``x = M^{-1} r_pi`` gets one step of iterative refinement with the exact residual
 ``r_pi - M x``, so a slightly stale inverse costs no accuracy, and a full re-inversion
 when ``refresh`` is set (the simulator does it every ``refresh_every`` rounds) bounds the
@@ -119,24 +122,6 @@ def _exact(rows: jax.Array, policy: jax.Array) -> EvaluationState:
     eye = jnp.eye(rows.shape[-1], dtype=rows.dtype)
     return EvaluationState(jnp.matmul(rows, eye, precision=_HIGHEST),
                            jnp.matmul(inverse, eye, precision=_HIGHEST), policy)
-
-
-def rarely(pred: ArrayLike, fn, operand):
-    """``fn(operand)`` if ``pred`` else ``operand``, written for a big carried ``operand``.
-
-    A ``lax.while_loop`` of zero or one iteration: ``pred`` must be unbatched (under
-    ``vmap`` a batched predicate would run the loop for every element anyway). Unlike
-    ``lax.cond``, the loop carry keeps the layout and the buffer of ``operand`` when
-    ``fn`` does not run; XLA gave a ``lax.cond`` the column-major layout of LAPACK's
-    results (its pass-through branch then transposed the ``S x S`` arrays there and
-    back) and copied an updated ``[S, A, S]`` operand in its other branch.
-    """
-
-    def body(carry):
-        return jnp.zeros((), bool), fn(carry[1])
-
-    return lax.while_loop(lambda carry: carry[0], body,
-                          (jnp.asarray(pred, bool), operand))[1]
 
 
 @jax.jit

@@ -40,7 +40,6 @@ from jaxmdp.incremental import (
     default_refresh_every,
     incremental_policy_iteration,
     init_evaluation,
-    rarely,
 )
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import solve_average_reward
@@ -124,7 +123,7 @@ def observe(state: PlannerState, counts: jax.Array, step: jax.Array, *,
     dtype = state.model.dtype
     num_states = counts.shape[-1]
 
-    def rebuild(operands):
+    def rebuild(_):
         return (transition_estimate(counts, dtype=dtype),
                 jnp.sum(counts, axis=-1, dtype=jnp.int32))
 
