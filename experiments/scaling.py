@@ -7,8 +7,8 @@ MDP, so that the timed rounds are past the first-visit phase, in which nearly ev
 switches the estimated policy in many states (``--initial-visits 0`` starts from zero
 counts):
 
-1. **versus |S|** in {3, 10, 30, 100, 300, 1000}: MDP-UCB and MDP-PS with the default
-   incremental planner (Sherman–Morrison updates of the evaluation inverse), at
+1. **versus |S|** in {3, 10, 30, 100, 300, 1000}: MDP-UCB (and MDP-PS with ``--full``)
+   with the default incremental planner (Sherman–Morrison updates of the evaluation inverse), at
    ``--replications`` replications; and MDP-UCB with ``planner="full"`` (an LU re-solve
    every round) up to ``--full-up-to`` states, to show what the incremental planner saves.
    The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300, 1000 is printed.
@@ -28,12 +28,15 @@ S so that every size takes seconds, not minutes).
 
 Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
 measurements with the same settings unless ``--force``) and ``figures/scaling.png``
-(log-log). On the 2-core CPU the defaults took 4.5 to 5 minutes, most of it at
-S = 1000; ``--quick`` (S <= 100, replications <= 100, shorter horizons) took 49 seconds
-and 1.3 GB. Timings on a shared machine are noisy: delete a key from the results file to
-re-measure only that point.
+(log-log), and times a read pass over the [S, A, S] float32 model at S = 1000 (one
+model, and per replication of the ``--replications`` models) to report the step / pass
+ratio. Defaults: MDP-UCB, 2 repeats, the full planner up to 100 states (108 s on the
+2-core CPU, compiles included, inside ``reproduce.py``); ``--full`` adds MDP-PS, 3
+repeats and the full planner at 300 states (MDP-PS and 3 repeats with the full planner
+to 100 took 2 min 48 s). Timings on a shared machine are noisy: delete a key from the
+results file to re-measure only that point.
 
-    python experiments/scaling.py [--quick] [--replications 10] [--repeats 2]
+    python experiments/scaling.py [--full] [--quick] [--replications 10] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -134,7 +137,6 @@ def read_passes(num_states: int, replications: int, repeats: int = 21) -> np.nda
             total(x).block_until_ready()
         times = [_timed(lambda: total(x).block_until_ready())[1] for _ in range(repeats)]
         out.append(np.median(times) * 1e6 / (1 if len(shape) == 3 else replications))
-        del x
     return np.asarray(out)
 
 
