@@ -64,12 +64,6 @@ def _pass_fn(shape, dtype):
     return lambda: _median_time(lambda: total(x).block_until_ready(), 5)
 
 
-def read_pass_us(shape, dtype, repeats=20) -> float:
-    """Median time of one ``jnp.sum`` over an array of ``shape`` (µs)."""
-    timed = _pass_fn(shape, dtype)
-    return 1e6 * sorted(timed() for _ in range(repeats // 5 + 1))[(repeats // 5 + 1) // 2]
-
-
 def step_us(mdp, counts, *, horizon, replications, repeats, agent="ucb", read_pass=None):
     """Marginal µs per replication-step of ``agent`` (rounds ``H + 1 .. 2H``).
 
@@ -154,8 +148,7 @@ def main(argv=None):
     mdp = scaling.garnet(S, 0)
     counts = scaling.initial_counts(mdp, args.initial_visits, 0)
     dtype = mdp.P.dtype
-    one = read_pass_us((S, scaling.ACTIONS, S), dtype)
-    batched = read_pass_us((R, S, scaling.ACTIONS, S), dtype, repeats=10) / R
+    one, batched = scaling.read_passes(S, R, dtype=dtype)
     step, paired = step_us(mdp, counts, horizon=args.horizon, replications=R,
                            repeats=args.repeats,
                            read_pass=_pass_fn((S, scaling.ACTIONS, S), dtype))

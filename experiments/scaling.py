@@ -123,15 +123,16 @@ def measure(mdp, agent: str, *, horizon: int, replications: int, planner: str,
     return np.array([wall * 1e6, cpu * 1e6, compile_s, regret])
 
 
-def read_passes(num_states: int, replications: int, repeats: int = 21) -> np.ndarray:
-    """``[µs of one read pass over one [S, A, S] float32 model, µs per replication of a
-    pass over the [R, S, A, S] models of R replications]`` (``jnp.sum``, median)."""
+def read_passes(num_states: int, replications: int, repeats: int = 21,
+                dtype=np.float32) -> np.ndarray:
+    """``[µs of one read pass over one [S, A, S] model, µs per replication of a pass over
+    the [R, S, A, S] models of R replications]`` (``jnp.sum`` in ``dtype``, median)."""
     import jax.numpy as jnp
 
     out = []
     for shape in ((num_states, ACTIONS, num_states),
                   (replications, num_states, ACTIONS, num_states)):
-        x = jnp.asarray(np.random.default_rng(0).random(shape, dtype=np.float32))
+        x = jnp.asarray(np.random.default_rng(0).random(shape), dtype)
         total = jax.jit(jnp.sum)
         for _ in range(3):
             total(x).block_until_ready()
