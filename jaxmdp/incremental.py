@@ -71,6 +71,10 @@ __all__ = [
 
 _HIGHEST = lax.Precision.HIGHEST
 _RUNNING = -1
+#: From this many states on, the first Sherman–Morrison update and the first policy
+#: evaluation run outside their ``while_loop``s (see :func:`_update`); below it the loops
+#: alone do the same work in the same order, and the programs compile faster.
+UNROLL_MIN_STATES = 64
 
 
 class EvaluationState(NamedTuple):
@@ -176,7 +180,9 @@ def _update(state: EvaluationState, P: jax.Array, policy: jax.Array,
         state = _sherman_morrison(state, s, P[s, policy[s]], changed[s])
         return changed.at[s].set(False), state
 
-    carry = body((changed, state))
+    carry = (changed, state)
+    if P.shape[-1] >= UNROLL_MIN_STATES:
+        carry = body(carry)
     changed, state = lax.while_loop(lambda carry: jnp.any(carry[0]), body, carry)
     return state._replace(policy=policy)
 
@@ -305,8 +311,21 @@ def incremental_policy_iteration(
 
     # The first evaluation runs outside the loop: warm-started, it is usually the only
     # one, and under vmap a while_loop selects its whole carry on every iteration.
-    first = evaluate_and_improve(policy0, evaluation, changed, jnp.array(0, jnp.int32))
-    final = lax.while_loop(cond_fun, body_fun, first)
+    if num_states >= UNROLL_MIN_STATES:
+        first = evaluate_and_improve(policy0, evaluation, changed, jnp.array(0, jnp.int32))
+        final = lax.while_loop(cond_fun, body_fun, first)
+    else:
+        # The same evaluations in one loop: the first takes ``changed``, the others the
+        # states where the policy switched.
+        def body(carry: _Carry) -> _Carry:
+            policy = carry.candidate
+            moved = jnp.where(carry.step == 0, changed, policy != carry.evaluation.policy)
+            return evaluate_and_improve(policy, carry.evaluation, moved, carry.step)
+
+        start = _Carry(policy0, policy0, jnp.zeros((), P.dtype),
+                       jnp.zeros(num_states, P.dtype), evaluation, jnp.array(0, jnp.int32),
+                       jnp.array(_RUNNING, jnp.int32))
+        final = lax.while_loop(cond_fun, body, start)
     status = jnp.where(final.status == _RUNNING, PlanningStatus.MAX_STEPS, final.status)
     solution = PlanningSolution(final.gain, final.bias, final.policy, final.step,
                                 status.astype(jnp.int32))
