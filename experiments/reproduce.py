@@ -10,8 +10,16 @@ full output goes to ``results/logs/<script>.log``. Results are reused as each sc
 decides (``--force`` is passed through to recompute); ``--full`` asks every script for
 the published sizes instead of its CPU-friendly default.
 
+Compiled programs are shared between the scripts through JAX's persistent compilation
+cache in ``results/jax_cache`` (``--no-compile-cache`` to turn it off): several scripts
+simulate the same agent on the same environment shape (``robustness.py`` runs
+``regret.py``'s programs from a rigged start, ``rewards.py``'s learned-reward agents are
+``compare.py``'s on two of its environments), and a program compiled by one is loaded by
+the next instead of compiled again; a second run of the main job loads them all. The
+scripts that measure time run without it, so their compile times are real compiles.
+
     python experiments/reproduce.py [--full] [--force] [--only regret robustness]
-                                    [--jobs 2] [--list]
+                                    [--jobs 2] [--list] [--no-compile-cache]
 """
 
 from __future__ import annotations
@@ -63,8 +71,23 @@ def _show(bar: Progress) -> None:
         bar.update(0, info=" | ".join(f"{k}: {v}" for k, v in _RUNNING.items()))
 
 
-def run_script(script: Path, extra: list[str], log_path: Path, bar: Progress
-               ) -> tuple[int, list[str], float]:
+#: JAX's persistent compilation cache for the scripts that do not measure time.
+COMPILE_CACHE = ROOT / "results" / "jax_cache"
+
+
+def script_env(script: Path, cache: Path | None) -> dict[str, str]:
+    """The child's environment: ours, plus the compilation cache unless ``cache`` is None
+    or the script measures time (its compile times must be compiles, not cache loads)."""
+    env = dict(os.environ)
+    if cache is not None and not runs_alone(script):
+        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+        # Cache every program that takes more than a tenth of a second to compile.
+        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.1")
+    return env
+
+
+def run_script(script: Path, extra: list[str], log_path: Path, bar: Progress,
+               env: dict[str, str] | None = None) -> tuple[int, list[str], float]:
     """Runs one script; returns (exit code, figure paths it reported, seconds)."""
     start = time.perf_counter()
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +95,7 @@ def run_script(script: Path, extra: list[str], log_path: Path, bar: Progress
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, str(script), *extra], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                bufsize=1)
+                                bufsize=1, env=env)
         reader = threading.Thread(target=_pump, args=(proc.stdout, log, last), daemon=True)
         reader.start()
         while proc.poll() is None:
@@ -102,6 +125,9 @@ def main(argv=None):
                              "CPU-friendly defaults")
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)),
                         help="scripts run side by side (those that measure time run alone)")
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help=f"do not share compiled programs between scripts (default: "
+                             f"JAX's persistent cache in {COMPILE_CACHE.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
@@ -126,7 +152,8 @@ def main(argv=None):
     start = time.perf_counter()
     with Progress(len(scripts), "reproduce") as bar:
         def one(script):
-            results[script] = run_script(script, extra, logs / f"{script.stem}.log", bar)
+            env = script_env(script, None if args.no_compile_cache else COMPILE_CACHE)
+            results[script] = run_script(script, extra, logs / f"{script.stem}.log", bar, env)
             with _LOCK:
                 bar.update(1, info=f"{script.stem} done ({results[script][2]:.0f}s)")
 

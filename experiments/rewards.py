@@ -16,14 +16,18 @@ agent must also tell reward means apart.
 Writes ``results/rewards_<env>.npz`` (atomically, after each agent; reused unless
 ``--force``) and ``figures/rewards_<env>.png``.
 
-Defaults: horizon 2,000, 20 replications; ``--full``: horizon 10,000, 50 replications.
+Defaults: horizon 2,000, 10 replications, every 2nd round kept (the sizes of
+``compare.py``, whose learned-reward runs of these agents on these environments are the
+same programs, so ``reproduce.py`` compiles them once); ``--full``: horizon 10,000, 50
+replications.
 
-    python experiments/rewards.py [--full] [--horizon 2000] [--replications 20]
+    python experiments/rewards.py [--full] [--horizon 2000] [--replications 10]
                                   [--envs paper-mdp riverswim-6] [--agents ucb dmed olp ps]
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -45,17 +49,20 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=None,
                         help="default 2000; 10000 with --full")
     parser.add_argument("--replications", type=int, default=None,
-                        help="default 20; 50 with --full")
+                        help="default 10; 50 with --full")
     parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS))
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS),
                         help=f"environments (jaxmdp.envs names), default {list(DEFAULT_ENVS)}")
-    parser.add_argument("--record-every", type=int, default=10)
+    parser.add_argument("--record-every", type=int, default=None,
+                        help="keep every k-th round (default: about 1,000 points)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.horizon is None:
         args.horizon = 10_000 if args.full else 2_000
     if args.replications is None:
-        args.replications = 50 if args.full else 20
+        args.replications = 50 if args.full else 10
+    if args.record_every is None:
+        args.record_every = max(1, math.ceil(args.horizon / 1000))
     check_options(args)
     for env in args.envs:
         mdp = jm.envs.make(env).with_reward_law("bernoulli")

@@ -7,11 +7,13 @@ MDP, so that the timed rounds are past the first-visit phase, in which nearly ev
 switches the estimated policy in many states (``--initial-visits 0`` starts from zero
 counts):
 
-1. **versus |S|** in {3, 10, 30, 100, 300, 1000}: MDP-UCB (and MDP-PS with ``--full``)
+1. **versus |S|** in {3, 10, 30, 100, 300} (and 1000 with ``--full``): MDP-UCB (and
+   MDP-PS with ``--full``)
    with the default incremental planner (Sherman–Morrison updates of the evaluation inverse), at
    ``--replications`` replications; and MDP-UCB with ``planner="full"`` (an LU re-solve
    every round) up to ``--full-up-to`` states, to show what the incremental planner saves.
-   The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300, 1000 is printed.
+   The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300 (and 1000) is
+   printed.
 2. **versus replications** in {1, 10, 100, 1000} (10^4 with ``--rep-counts``): MDP-UCB on the
    100-state MDP.
 3. Compile time of each configuration (first call minus a timed call).
@@ -28,12 +30,12 @@ S so that every size takes seconds, not minutes).
 
 Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
 measurements with the same settings unless ``--force``) and ``figures/scaling.png``
-(log-log), and times a read pass over the [S, A, S] float32 model at S = 1000 (one
-model, and per replication of the ``--replications`` models) to report the step / pass
-ratio. Defaults: MDP-UCB, 2 repeats, the full planner up to 100 states (108 s on the
-2-core CPU, compiles included, inside ``reproduce.py``); ``--full`` adds MDP-PS, 3
-repeats and the full planner at 300 states (MDP-PS and 3 repeats with the full planner
-to 100 took 2 min 48 s). Timings on a shared machine are noisy: delete a key from the
+(log-log), and, when S = 1000 is measured, times a read pass over the [S, A, S] float32
+model at S = 1000 (one model, and per replication of the ``--replications`` models) to
+report the step / pass ratio. Defaults: MDP-UCB, S up to 300, 2 repeats, the full planner
+up to 100 states (the size ``reproduce.py`` runs); ``--full`` adds S = 1000 with the
+read passes, MDP-PS, 3 repeats and the full planner at 300 states (the committed figure
+is ``--full --full-up-to 100``). Timings on a shared machine are noisy: delete a key from the
 results file to re-measure only that point.
 
     python experiments/scaling.py [--full] [--quick] [--replications 10] [--repeats 2]
@@ -67,12 +69,16 @@ NAME = "scaling"
 #: It measures time: reproduce.py runs it alone, after the others.
 REPRODUCE_ALONE = True
 ACTIONS, BRANCHING = 4, 5
-SIZES = (3, 10, 30, 100, 300, 1000)
+SIZES = (3, 10, 30, 100, 300)
+FULL_SIZES = SIZES + (1000,)
 # 10_000 replications (``--rep-counts 1 10 100 1000 10000``) took about 3 minutes and
 # 11.3 GB of memory on the 2-core CPU for that point alone; the default stops at 1000.
 REPLICATION_COUNTS = (1, 10, 100, 1000)
 #: Replication-steps per timed call of the replication sweep (caps its horizon).
 REP_SWEEP_STEPS = 50_000
+#: ... and at least this many rounds, for replications * rounds >= REP_MIN_STEPS (one
+#: replication at S = 100 for 200 rounds is a few ms per call, within timing noise).
+REP_MIN_STEPS = 2_000
 #: Rounds per timed call (and twice that), per number of states.
 HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 200, 1000: 100}
 QUICK_HORIZONS = {3: 300, 10: 300, 30: 200, 100: 60}
@@ -157,7 +163,8 @@ def plan(args):
     rep_states = args.rep_states
     counts = [r for r in args.rep_counts if not args.quick or r <= 100]
     for r in counts:
-        horizon = max(10, min(horizons.get(rep_states, 100), REP_SWEEP_STEPS // r))
+        horizon = max(10, REP_MIN_STEPS // r,
+                      min(horizons.get(rep_states, 100), REP_SWEEP_STEPS // r))
         jobs.append((f"reps_ucb_incremental_{r}", "ucb", rep_states, r, "incremental",
                      horizon))
     return jobs
@@ -214,6 +221,12 @@ def series(data, prefix: str):
     return np.asarray(x), np.stack(rows)
 
 
+def fit_label(sizes, fit_sizes=FIT_SIZES) -> str:
+    """``"100..1000"``: the range of the sizes the exponent is fitted over."""
+    used = [int(s) for s in sizes if s in fit_sizes]
+    return f"{min(used)}..{max(used)}" if used else "-"
+
+
 def fitted_exponent(sizes, times, fit_sizes=FIT_SIZES):
     """Least-squares slope of ``log time`` against ``log S`` over ``fit_sizes``."""
     keep = np.isin(sizes, fit_sizes) & (times > 0)
@@ -235,7 +248,7 @@ def report(data) -> str:
         if len(sizes):
             k = fitted_exponent(sizes, rows[:, 0])
             kc = fitted_exponent(sizes, rows[:, 1])
-            lines.append(f"fitted exponent, {agent}, S = 100..1000: time ~ S^{k:.2f} "
+            lines.append(f"fitted exponent, {agent}, S = {fit_label(sizes)}: time ~ S^{k:.2f} "
                          f"(wall), S^{kc:.2f} (cpu)")
     sizes_full, full = series(data, "size_ucb_full_")
     sizes_inc, inc = series(data, "size_ucb_incremental_")
@@ -264,7 +277,7 @@ def figure(data):
             kc = fitted_exponent(sizes, rows[:, 1])
             ax_s.plot(sizes, rows[:, 0], "o-", color=plotting.agent_color(agent),
                       label=f"{plotting.agent_label(agent)}, incremental, wall "
-                            f"(fit S=100..1000: S^{k:.2f})")
+                            f"(fit S={fit_label(sizes)}: S^{k:.2f})")
             ax_s.plot(sizes, rows[:, 1], "o:", color=plotting.agent_color(agent),
                       alpha=0.5, label=f"{plotting.agent_label(agent)}, incremental, "
                                        f"process CPU (S^{kc:.2f})")
@@ -315,7 +328,9 @@ def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="S <= 100, replications <= 100, shorter horizons")
-    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument("--sizes", nargs="+", type=int, default=None,
+                        help=f"|S| values (default {list(SIZES)}; {list(FULL_SIZES)} with "
+                             f"--full)")
     parser.add_argument("--agents", nargs="+", default=None,
                         help="default ucb; ucb and ps with --full")
     parser.add_argument("--replications", type=int, default=10,
@@ -333,6 +348,8 @@ def main(argv=None):
                         help="transitions per state-action pair to start from (0: none)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.sizes is None:
+        args.sizes = list(FULL_SIZES if args.full else SIZES)
     if args.full_up_to is None:
         args.full_up_to = 300 if args.full else 100
     if args.agents is None:

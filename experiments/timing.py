@@ -32,18 +32,21 @@ method's, "vs PGD" that of the projected-gradient q-formulation ([9] or [10]).
 Timing: each method is a jitted single-problem function; after a warm-up call (compile
 excluded) each problem is timed on its own with ``block_until_ready`` (the median of a few
 repeats when a call is fast), giving a mean and a 95% t-interval over problems; the
-vmapped batch of all problems is timed too (reported per index). Slow baselines
-[4]-[6] run up to |S| = 1e4 (``--slow-max``), the projected-gradient ones [9], [10] up to
-1e4 by default (``--pgd-max``; the committed figures use ``--pgd-max 100000``, where one D
-problem alone takes minutes); the table says where one was not run. The iterative baselines are
+vmapped batch of all problems is timed too with ``--batch-limit`` (reported per index).
+Defaults (the size ``reproduce.py`` runs): |S| = 10 ... 1e4 (the paper's sizes), the slow
+baselines [4]-[6] (``--slow-max``) and the projected-gradient ones [9], [10]
+(``--pgd-max``) up to 1e3, no batch timing. ``--full`` (the committed figures): |S| up
+to 1e5, [4]-[6] up to 1e4, [9] and [10] up to 1e5 (where one D problem alone takes
+minutes), batches timed when a method's problems took under 20 s. The table says where
+a method was not run. The iterative baselines are
 timed as called with ``return_info=True`` (the status is computed anyway). Results are
 saved per size as they finish (``results/timing.npz``) so an interrupted run resumes;
 ``--plot-only`` redraws ``figures/timing.png`` (all methods) and
 ``figures/timing_best.png`` (the fast ones, against projected gradient).
 Runs unchanged on GPU when JAX sees one.
 
-    python experiments/timing.py            # defaults: |S| = 10 ... 1e5, 15 problems
-                                            # (about 10 min on 2 idle CPU cores)
+    python experiments/timing.py            # defaults: |S| = 10 ... 1e4, 15 problems
+    python experiments/timing.py --full     # the committed figures (many minutes)
     python experiments/timing.py --quick    # a smoke run in seconds
 """
 
