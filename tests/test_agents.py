@@ -241,7 +241,8 @@ def test_gamma_sampler_matches_scipy_distribution(shape):
     """The Marsaglia–Tsang sampler behind MDP-PS draws from Gamma(shape, 1)."""
     from scipy import stats
 
-    draws = _gamma_batch(jax.random.key(3), jnp.full((GAMMA_DRAWS,), shape))
+    # float64 (not weak-typed), as in the MDP-PS test: the same compiled program.
+    draws = _gamma_batch(jax.random.key(3), jnp.full((GAMMA_DRAWS,), shape, jnp.float64))
     assert np.all(np.asarray(draws) > 0)
     # Fixed seed: a deterministic check that would fail for a wrong sampler.
     assert stats.kstest(np.asarray(draws), stats.gamma(shape).cdf).pvalue > 1e-3

@@ -8,14 +8,17 @@ from jaxmdp import cli, runner
 
 
 def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
+    # T = 2000 (recorded every 2 rounds), 64 replications: the programs of test_simulate's
+    # RiverSwim-6 runs, compiled once (tests/conftest.py sends both modules to one worker).
     out = tmp_path / "rs6"
-    args = ["run", "--env", "riverswim-6", "--agents", "ucb,ps", "--horizon", "200",
-            "--replications", "3", "--out", str(out), "--no-progress", "--x64"]
+    args = ["run", "--env", "riverswim-6", "--agents", "ucb,ps", "--horizon", "2000",
+            "--replications", "64", "--out", str(out), "--no-progress", "--x64"]
     assert cli.main(args) == 0
     for name in ("results.npz", "table.csv", "table.md", "regret.png"):
         assert (out / name).stat().st_size > 0
     data = runner.load_npz(out / "results.npz")
-    assert data["pseudo_regret_ucb"].shape == (3, 200)
+    assert data["pseudo_regret_ucb"].shape == (64, 1000)
+    np.testing.assert_array_equal(data["times"], np.arange(2, 2001, 2))
     np.testing.assert_allclose(data["lower_bound"], 39.0596, atol=1e-4)
     table = (out / "table.csv").read_text().splitlines()
     assert table[0].startswith("agent,horizon,replications,mean,ci95,median")

@@ -407,9 +407,13 @@ def test_agents_estimates_stay_in_theta_on_zero_probability_data():
 
 
 def test_an_agent_runs_on_riverswim():
-    """One agent end to end (each compiles for seconds; all four were run by hand)."""
-    traj = jm.simulate(jm.envs.make("riverswim-6"), "ucb", horizon=200, replications=2,
-                       seed=0, progress=False)
+    """One agent end to end (each compiles for seconds; all four were run by hand). The
+    setting of test_cli's and test_simulate's RiverSwim-6 runs (64 replications, 2,000
+    rounds recorded every 2): one program for the three modules, which tests/conftest.py
+    sends to one worker."""
+    traj = jm.simulate(jm.envs.make("riverswim-6"), "ucb", horizon=2000, replications=64,
+                       seed=0, progress=False, record_every=2)
     regret = np.asarray(traj.pseudo_regret)
+    assert regret.shape == (64, 1000)
     assert np.isfinite(regret).all() and (np.diff(regret, axis=-1) >= -1e-12).all()
-    assert int(np.asarray(traj.counts).sum()) == 2 * 200
+    assert int(np.asarray(traj.counts).sum()) == 64 * 2000

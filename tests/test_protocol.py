@@ -1,6 +1,7 @@
 """The agent protocol: a new agent runs without touching the simulator; the redesign keeps
 the paper's agents' behaviour; reward laws and learned rewards."""
 
+import functools
 from pathlib import Path
 from typing import NamedTuple
 
@@ -114,17 +115,34 @@ def test_observation_rounds_are_unbatched_and_count_initial_transitions():
 
 
 # --- The paper's agents keep their behaviour ------------------------------------------------
+def _mdp(case):
+    paper = jm.envs.make("paper-mdp")
+    if case == "garnet":
+        data = np.load(DATA)
+        return jm.MDP(data["garnet_P"], data["garnet_R"])
+    if case == "bernoulli":
+        return paper.with_reward_law("bernoulli")
+    if case == "shifted":  # rewards outside [0, 1]
+        return jm.MDP(paper.P, paper.R + 1.0)
+    return paper  # "paper", "rigged"
+
+
+@functools.cache
+def _regression_run(agent, case="paper"):
+    """1,500 rounds, 4 replications, seed 7, paths recorded: the setting of the saved
+    trajectories. Tests of other properties use it too, so that each agent's program
+    (for an MDP's shape and reward law) compiles once."""
+    counts = jm.examples.rigged_counts() if case == "rigged" else None
+    return jm.simulate(_mdp(case), agent, 1500, 4, 7, initial_counts=counts, progress=False,
+                       chunk_size=1500, record_path=True)
+
+
 @pytest.mark.parametrize("name", ["ucb", "olp"])
 @pytest.mark.parametrize("case", ["paper", "rigged", "garnet"])
 def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
     """Trajectories saved from commit 3fc08ff (tests/data/make_regression_3fc08ff.py)."""
     data = np.load(DATA)
-    paper = jm.envs.make("paper-mdp")
-    mdp = {"paper": paper, "rigged": paper,
-           "garnet": jm.MDP(data["garnet_P"], data["garnet_R"])}[case]
-    counts = jm.examples.rigged_counts() if case == "rigged" else None
-    traj = jm.simulate(mdp, name, 1500, 4, 7, initial_counts=counts, progress=False,
-                       chunk_size=1500, record_path=True)
+    traj = _regression_run(name, case)
     np.testing.assert_array_equal(traj.states, data[f"{name}_{case}_states"])
     np.testing.assert_array_equal(traj.actions, data[f"{name}_{case}_actions"])
     np.testing.assert_array_equal(traj.pseudo_regret, data[f"{name}_{case}_pseudo_regret"])
@@ -133,34 +151,36 @@ def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
 @pytest.mark.parametrize("name", ["dmed", "ps"])
 def test_force_untried_reproduces_the_old_dmed_and_ps(name):
     data = np.load(DATA)
-    agent = jm.get_agent(name, force_untried=True)
-    traj = jm.simulate(jm.envs.make("paper-mdp"), agent, 1500, 4, 7, progress=False,
-                       chunk_size=1500, record_path=True)
+    traj = _regression_run(jm.get_agent(name, force_untried=True))
     np.testing.assert_array_equal(traj.actions, data[f"{name}_paper_actions"])
     np.testing.assert_array_equal(traj.pseudo_regret, data[f"{name}_paper_pseudo_regret"])
     # The paper's rule (the default) plays differently from round 1 on in some run.
-    paper_rule = jm.simulate(jm.envs.make("paper-mdp"), name, 1500, 4, 7, progress=False,
-                             chunk_size=1500, record_path=True)
+    paper_rule = _regression_run(name)
     assert not np.array_equal(paper_rule.actions, traj.actions)
 
 
 def test_known_rewards_ignore_the_reward_law_for_decisions():
     """With known rewards the agents see only transitions: drawing the rewards changes the
     realised regret, not the pseudo-regret (the draws use their own key)."""
-    paper = jm.envs.make("paper-mdp")
-    a = jm.simulate(paper, "ps", 300, 8, 1, progress=False)  # PS: decisions use keys too
-    b = jm.simulate(paper.with_reward_law("bernoulli"), "ps", 300, 8, 1, progress=False)
+    a = _regression_run("ps")  # PS: decisions use keys too
+    b = _regression_run("ps", "bernoulli")
     np.testing.assert_array_equal(a.pseudo_regret, b.pseudo_regret)
     assert not np.array_equal(a.regret, b.regret)
 
 
 # --- Reward laws ----------------------------------------------------------------------------
+ONLY_ACTION = jm.Agent("only-action", lambda key, spec, config: (),
+                       lambda key, state, obs, spec, config: (jnp.int32(0), state))
+
+
 @pytest.mark.parametrize("law, sigma", [("bernoulli", None), ("gaussian", 0.7)])
 def test_reward_draws_have_the_right_mean_and_variance(law, sigma):
     # One state, one action, mean 0.3: the realised regret of T rounds is T * 0.3 - sum r.
     mdp = jm.MDP(jnp.ones((1, 1, 1)), jnp.array([[0.3]]), reward_law=law, reward_sigma=sigma)
     T, reps = 400, 2000
-    traj = jm.simulate(mdp, "ucb", T, reps, 5, progress=False)
+    # The draws are the simulator's: an agent with nothing to decide (its program compiles
+    # in a fraction of MDP-UCB's).
+    traj = jm.simulate(mdp, ONLY_ACTION, T, reps, 5, progress=False)
     sums = np.asarray(traj.reward_sums[:, 0, 0])
     np.testing.assert_allclose(T * 0.3 - sums, np.asarray(traj.regret[:, -1]), atol=1e-9)
     var = 0.3 * 0.7 if law == "bernoulli" else sigma ** 2
@@ -198,13 +218,12 @@ def test_bernoulli_law_needs_means_in_unit_interval():
 
 
 def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
-    paper = jm.envs.make("paper-mdp")
-    shifted = jm.MDP(paper.P, paper.R + 1.0)
+    shifted = _mdp("shifted")
     with pytest.raises(ValueError, match=r"known_rewards=False .* models rewards in \[0, 1\], "
                                          r"got R\[0, 0\] = 1.13"):
         jm.simulate(shifted, jm.get_agent("ucb", known_rewards=False), 10, 2, progress=False)
     # Known rewards, or a Gaussian law, are fine.
-    jm.simulate(shifted, "ucb", 10, 2, progress=False)
+    _regression_run("ucb", "shifted")
 
 
 def test_simulate_rejects_planner_options_for_agent_objects():

@@ -1,16 +1,17 @@
 """TSDE and IMED-RL: the episode rule, the index, the batching paths, regret against the
-NumPy loops of benchmarks/numpy_psrl_imed.py, and sharding."""
+NumPy loops of benchmarks/numpy_psrl_imed.py. (Sharding: tests/test_sharding.py, on the
+runs of tests/shared_runs.py checked here.)"""
 
-import json
+import functools
 import math
 import sys
-import textwrap
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
 from jaxmdp.agents.batching import cond_compact
@@ -42,10 +43,31 @@ def _replay_tsde(states, actions, S, A):
     return starts, start, previous, start_n
 
 
+@functools.cache
 def _run(agent, replications):
+    """The regret tests' runs, kept for the tests that share them (one compile each);
+    IMED-RL's is tests/shared_runs.py's (also sharded in test_sharding.py)."""
     horizon = NUMPY_REFERENCE[agent][0]
-    return jm.simulate(RIVERSWIM, agent, horizon=horizon, replications=replications,
-                       seed=11, record_path=True, progress=False)
+    kwargs = dict(horizon=horizon, replications=replications, seed=11, record_path=True)
+    if agent == "imed_rl":
+        assert SHARED_RUNS["imed_rl"][:3] == ("riverswim-6", "imed_rl", {})
+        assert SHARED_RUNS["imed_rl"][3] == kwargs
+        return shared_run("imed_rl")
+    return jm.simulate(RIVERSWIM, agent, progress=False, **kwargs)
+
+
+def _batching_run(batching):
+    """TSDE on tests/shared_runs.py's "tsde" setting with a batching path; the default,
+    "chunked", is that run itself (also sharded in test_sharding.py)."""
+    if batching == "chunked":
+        return shared_run("tsde")
+    return _other_batching_run(batching)
+
+
+@functools.cache
+def _other_batching_run(batching):
+    spec = SHARED_RUNS["tsde"]
+    return run_spec((spec[0], "tsde", dict(batching=batching), spec[3]))
 
 
 def test_tsde_episode_rule_on_a_recorded_run():
@@ -75,9 +97,9 @@ def test_tsde_episode_rule_on_a_recorded_run():
 
 
 def test_tsde_batching_paths_give_the_same_run():
-    kwargs = dict(horizon=120, replications=6, seed=2, progress=False)
-    runs = [jm.simulate(RIVERSWIM, jm.get_agent("tsde", batching=b), **kwargs)
-            for b in ("chunked", "compact", "cond")]  # cond: plain lax.cond (any: test_batching)
+    assert jm.get_agent("tsde") == jm.get_agent("tsde", batching="chunked")  # the default
+    runs = [_batching_run(b) for b in ("chunked", "compact", "cond")]  # cond: plain
+    # lax.cond (any: test_batching)
     for other in runs[1:]:
         np.testing.assert_array_equal(other.pseudo_regret, runs[0].pseudo_regret)
         np.testing.assert_array_equal(other.agent_state.policy, runs[0].agent_state.policy)
@@ -150,31 +172,3 @@ def test_options_are_validated():
     with pytest.raises(ValueError, match="gaussian"):
         jm.simulate(RIVERSWIM.with_reward_law("gaussian", 0.5), "imed_rl", 5, 2,
                     progress=False)
-
-
-_SHARDED_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import jax, numpy as np
-    import jaxmdp as jm
-
-    assert len(jax.devices()) == 2, jax.devices()
-    mdp = jm.envs.make("riverswim-6")
-    kwargs = dict(horizon=60, replications=5, seed=7, progress=False)
-    out = {}
-    for name in ("tsde", "imed_rl"):
-        for label, devices in (("two", None), ("one", jax.devices()[:1])):
-            traj = jm.simulate(mdp, name, devices=devices, **kwargs)
-            out[name + "_" + label] = [np.asarray(traj.pseudo_regret).tolist(),
-                                       np.asarray(traj.counts).tolist(),
-                                       len(traj.counts.sharding.device_set)]
-    json.dump(out, sys.stdout)
-""")
-
-
-def test_sharded_runs_equal_single_device_runs(run_on_host_devices):
-    result = run_on_host_devices(_SHARDED_SCRIPT, 2)
-    runs = json.loads(result.stdout)
-    for name in ("tsde", "imed_rl"):
-        two, one = runs[name + "_two"], runs[name + "_one"]
-        assert two[:2] == one[:2], name
-        assert (two[2], one[2]) == (2, 1)

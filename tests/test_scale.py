@@ -1,23 +1,22 @@
-"""Tests for the scaling machinery: incremental planning and sharding over devices.
+"""Tests for the scaling machinery: incremental planning and replication blocks.
 
 * :mod:`jaxmdp.incremental` against :func:`jaxmdp.estimate` (a full LU re-solve every
   round), along a trajectory in which the estimated MDP changes one count per round and
   the policy switches: same policy at every round, same gain and bias to rounding.
-* ``jaxmdp.simulate(..., devices=...)`` on 4 forced host devices (a subprocess with
-  ``XLA_FLAGS=--xla_force_host_platform_device_count=4``) against one device: equal bit
-  for bit, with a replication count that does not divide evenly.
+* Replications in cache-sized blocks against one batch, bit for bit.
+* Sharding over devices: tests/test_sharding.py (on 4 forced host devices, against one
+  device, bit for bit, with replication counts that do not divide evenly).
 """
 
 import functools
 import importlib
-import json
-import textwrap
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
 from jaxmdp import _sharding, incremental
@@ -136,20 +135,20 @@ def test_changed_pair_hint_gives_the_general_update():
 
 def test_blocked_replications_equal_one_batch(monkeypatch):
     """On CPU, replications run in cache-sized blocks (and a smaller last block): the
-    results are those of one vmapped batch, bit for bit."""
+    results are those of one vmapped batch, bit for bit. MDP-PS on a garnet, 7
+    replications, two chunks of records of 2 rounds (tests/shared_runs.py's "ps_garnet",
+    whose one-batch run test_sharding.py also splits over devices)."""
     simulate_module = importlib.import_module("jaxmdp.simulate")
-    mdp = jm.examples.garnet(jax.random.key(5), 8, 3, 4)
-    runs = {}
-    for block in (None, 3):  # one batch; blocks of 3, 3 and a last block of 1
-        monkeypatch.setattr(simulate_module, "replication_block", lambda *a, b=block: b)
-        for agent in ("ucb",):
-            runs[block, agent] = jm.simulate(mdp, agent, 40, 7, 3, progress=False,
-                                             record_path=True)
-    for agent in ("ucb",):
-        one, blocks = runs[None, agent], runs[3, agent]
-        np.testing.assert_array_equal(one.actions, blocks.actions)
-        np.testing.assert_array_equal(one.pseudo_regret, blocks.pseudo_regret)
-        np.testing.assert_array_equal(one.counts, blocks.counts)
+    assert SHARED_RUNS["ps_garnet"][3]["replications"] == 7
+    one = shared_run("ps_garnet")  # 7 replications: one batch (they fit in the cache)
+    # Blocks of 3, 3 and a last block of 1.
+    monkeypatch.setattr(simulate_module, "replication_block", lambda *a: 3)
+    blocks = run_spec(SHARED_RUNS["ps_garnet"])
+    for field in ("pseudo_regret", "regret", "counts", "state", "policy", "reward_sums",
+                  "states", "actions"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(blocks, field), field)
+    jax.tree_util.tree_map(np.testing.assert_array_equal, one.agent_state,
+                           blocks.agent_state)
 
 
 def test_replication_block_size(monkeypatch):
@@ -191,50 +190,3 @@ def test_devices_argument_is_validated():
     with pytest.raises(ValueError, match="refresh_every"):
         jm.simulate(jm.examples.paper_mdp(), "ucb", 10, 2, 0, refresh_every=0,
                     progress=False)
-
-
-_SHARDED_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import jax, numpy as np
-    import jaxmdp as jm
-
-    assert len(jax.devices()) == 4, jax.devices()
-    mdp = jm.examples.garnet(jax.random.key(5), 8, 3, 4)
-    # Two chunks of 30 records of 2 rounds (one compiled program per device count);
-    # refreshes every 16 rounds, across chunk boundaries.
-    kwargs = dict(horizon=120, replications=6, seed=7, record_every=2, chunk_size=60,
-                  refresh_every=16, progress=False)
-    # Learns Bernoulli rewards; its options are its own, not simulate's.
-    learner = jm.get_agent("ps", known_rewards=False, refresh_every=16)
-    bernoulli = mdp.with_reward_law("bernoulli")
-    own = {k: v for k, v in kwargs.items() if k != "refresh_every"}
-    runs = {
-        "four": jm.simulate(mdp, "ps", **kwargs),  # devices=None: all four
-        "one": jm.simulate(mdp, "ps", devices=jax.devices()[:1], **kwargs),
-        "four_learner": jm.simulate(bernoulli, learner, **own),
-        "one_learner": jm.simulate(bernoulli, learner, devices=jax.devices()[:1], **own),
-    }
-    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
-    out = {}
-    for name, traj in runs.items():
-        out[name] = {field: np.asarray(getattr(traj, field)).tolist() for field in fields}
-        out[name]["devices"] = len(traj.counts.sharding.device_set)
-    json.dump(out, sys.stdout)
-""")
-
-
-def test_sharded_run_equals_single_device_run_bit_for_bit(run_on_host_devices):
-    result = run_on_host_devices(_SHARDED_SCRIPT, 4)
-    runs = json.loads(result.stdout)
-    fields = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums"]
-    for field in fields:
-        # Bit for bit: float64 values compared exactly.
-        assert runs["one"][field] == runs["four"][field], field
-        assert runs["one_learner"][field] == runs["four_learner"][field], field
-    # Drawn Bernoulli rewards: realised regret differs from the deterministic run's.
-    assert runs["four_learner"]["regret"] != runs["four"]["regret"]
-    assert (runs["four"]["devices"], runs["one"]["devices"]) == (4, 1)
-    assert np.asarray(runs["four"]["pseudo_regret"]).shape == (6, 60)
-    assert np.sum(runs["four"]["counts"]) == 6 * 120
-    # Different replications are different runs.
-    assert runs["four"]["counts"][0] != runs["four"]["counts"][1]

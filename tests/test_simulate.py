@@ -6,6 +6,7 @@ that are multiples of it, so each agent's chunk function is compiled once for th
 file (MDPs with other masks reuse it: the mask is data, not configuration).
 """
 
+import functools
 import sys
 from pathlib import Path
 
@@ -90,11 +91,20 @@ def _agrees_with_reference(final, reference):
     assert abs(final.mean() - ref_mean) < 4 * np.hypot(se, ref_se), (final.mean(), reference)
 
 
+@functools.cache
+def _riverswim_run(agent):
+    """T = 2000, 64 replications on RiverSwim-6, recorded every 2 rounds in one chunk: the
+    program the command line compiles for ``--horizon 2000 --replications 64`` (test_cli
+    and test_envs run it; tests/conftest.py sends the three modules to one worker). Kept:
+    two tests use MDP-DMED's run."""
+    return jm.simulate(jm.envs.make("riverswim-6"), agent, HORIZON, REPS, 5, progress=False,
+                       chunk_size=HORIZON, record_every=2)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_riverswim_regret_matches_numpy_reference(name):
     """All four agents on RiverSwim-6 (zero transitions), the paper's zero-count rules."""
-    traj = jm.simulate(jm.envs.make("riverswim-6"), name, HORIZON, REPS, 5, progress=False,
-                       chunk_size=1000)
+    traj = _riverswim_run(name)
     _agrees_with_reference(np.asarray(traj.pseudo_regret[:, -1]),
                            NUMPY_REFERENCE_RIVERSWIM_T2000[name])
 
@@ -103,10 +113,8 @@ def test_riverswim_dmed_is_no_longer_trapped_by_the_untried_rule():
     """The untried-first rule made DMED play "left" in state 0 for most of the run and
     never reach the rewarding end (issue: 8,662 pseudo-regret at T = 10^4, nearly
     linear); the paper's rule explores through its discrepancies."""
-    mdp = jm.envs.make("riverswim-6")
-    paper_rule = jm.simulate(mdp, "dmed", HORIZON, REPS, 5, progress=False, chunk_size=1000)
-    forced = jm.simulate(mdp, jm.get_agent("dmed", force_untried=True), HORIZON, REPS, 5,
-                         progress=False, chunk_size=1000)
+    paper_rule = _riverswim_run("dmed")
+    forced = _riverswim_run(jm.get_agent("dmed", force_untried=True))
     left_in_0 = [float(np.mean(t.counts[:, 0, 0].sum(-1))) for t in (paper_rule, forced)]
     assert left_in_0[1] > 0.35 * HORIZON and left_in_0[1] > 2.5 * left_in_0[0]
     final = [float(np.mean(t.pseudo_regret[:, -1])) for t in (paper_rule, forced)]
@@ -202,17 +210,16 @@ def test_first_steps_try_every_action(name):
     assert np.all(visits[visits.sum(-1) >= 2] >= 1)
 
 
-def _python_loop(mdp, agent, horizon, key, transitions):
-    """The scan's step written as a Python loop over the agent protocol; the transitions
-    are fed first."""
+def _python_loops(mdp, agent, horizon, keys, transitions):
+    """The scan's step written as a Python loop over the agent protocol, one loop per key
+    (one compiled step for all); the transitions are fed first."""
     delta = jm.gaps(mdp)
-    counts = jnp.zeros(mdp.P.shape, jnp.int32)
-    t = 1
+    counts0 = jnp.zeros(mdp.P.shape, jnp.int32)
+    t0 = 1
     for x, a, y in transitions:  # feeding: counts and t advance, no regret
-        counts = counts.at[x, a, y].add(1)
-        t += 1
+        counts0 = counts0.at[x, a, y].add(1)
+        t0 += 1
     spec = env_spec(mdp)
-    state = agent.init(jax.random.key(0), spec)
     sums = jnp.zeros(mdp.R.shape, mdp.R.dtype)
 
     @jax.jit
@@ -225,13 +232,18 @@ def _python_loop(mdp, agent, horizon, key, transitions):
         y = jnp.minimum(jnp.searchsorted(c, u, side="right"), c.shape[0] - 1)
         return key, a, y.astype(jnp.int32), counts.at[x, a, y].add(1), state
 
-    x, pseudo, out = jnp.int32(0), 0.0, []
-    for step in range(horizon):
-        key, a, y, counts, state = play(key, jnp.int32(t), jnp.int32(step), x, counts, state)
-        pseudo += float(delta[x, a])
-        out.append(pseudo)
-        x, t = y, t + 1
-    return np.array(out), counts
+    loops = []
+    for key in keys:
+        state = agent.init(jax.random.key(0), spec)
+        x, t, counts, pseudo, out = jnp.int32(0), t0, counts0, 0.0, []
+        for step in range(horizon):
+            key, a, y, counts, state = play(key, jnp.int32(t), jnp.int32(step), x, counts,
+                                            state)
+            pseudo += float(delta[x, a])
+            out.append(pseudo)
+            x, t = y, t + 1
+        loops.append((np.array(out), counts))
+    return loops
 
 
 def test_rigged_start_equals_feeding_the_transitions():
@@ -244,8 +256,7 @@ def test_rigged_start_equals_feeding_the_transitions():
     # The simulator draws its random bits with a fixed threefry layout; so does the loop.
     with jax.threefry_partitionable(SIMULATE_MODULE.PARTITIONABLE_THREEFRY):
         keys = jax.random.split(jax.random.key(9), REPS)
-        loops = [_python_loop(mdp, jm.get_agent("olp"), horizon, keys[i], transitions)
-                 for i in range(2)]
+        loops = _python_loops(mdp, jm.get_agent("olp"), horizon, keys[:2], transitions)
     for i, (pseudo, _) in enumerate(loops):
         np.testing.assert_allclose(traj.pseudo_regret[i, :horizon], pseudo, rtol=1e-12,
                                    atol=1e-12)

@@ -1,6 +1,6 @@
 """UCRL2 and KL-UCRL (jaxmdp.agents.ucrl): options, the doubling rule and Jaksch et al.'s
-episode bound, the first action, regret against the NumPy loop, cond_any vs lax.cond, and
-sharding."""
+episode bound, the first action, regret against the NumPy loop, cond_any vs lax.cond.
+(Sharding: tests/test_sharding.py, on the runs checked here.)"""
 
 import math
 from pathlib import Path
@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from shared_runs import SHARED_RUNS, shared_run
 
 import jaxmdp as jm
 from jaxmdp.agents.batching import cond_compact
@@ -17,6 +18,10 @@ from jaxmdp.simulate import env_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 HORIZON, REPLICATIONS = 2000, 16
+for _name in ("ucrl2", "kl_ucrl"):  # the shared runs below: chunk_size=HORIZON, paths
+    assert SHARED_RUNS[_name][:3] == ("riverswim-6", _name, {})
+    assert SHARED_RUNS[_name][3] == dict(horizon=HORIZON, replications=REPLICATIONS, seed=0,
+                                         record_path=True, chunk_size=HORIZON)
 
 # Mean pseudo-regret at T = 2000 on riverswim-6 (deterministic rewards, learned; delta
 # 0.05; EVI to span < 1/sqrt(t_k)) and its standard error, from
@@ -26,10 +31,8 @@ NUMPY_REGRET = {"ucrl2": (1747.5782, 2.3683), "kl_ucrl": (1510.4891, 7.5002)}
 
 @pytest.fixture(scope="module")
 def runs():
-    mdp = jm.envs.make("riverswim-6")
-    return {name: jm.simulate(mdp, name, HORIZON, REPLICATIONS, seed=0, progress=False,
-                              record_path=True, chunk_size=HORIZON)
-            for name in ("ucrl2", "kl_ucrl")}
+    """riverswim-6, seed 0 (tests/shared_runs.py; also sharded in test_sharding.py)."""
+    return {name: shared_run(name) for name in ("ucrl2", "kl_ucrl")}
 
 
 def test_registered_with_defaults():
@@ -149,35 +152,3 @@ def test_cond_compact_under_vmap_runs_only_needed_rows():
     jax.effects_barrier()
     np.testing.assert_array_equal(out, x)
     assert not calls
-
-
-_SHARDED_SCRIPT = """
-import sys
-import jax
-jax.config.update("jax_enable_x64", True)
-import numpy as np
-import jaxmdp as jm
-assert len(jax.devices()) == 2, jax.devices()
-out = {}
-for name in ("ucrl2", "kl_ucrl"):
-    horizon, replications = int(sys.argv[2]), int(sys.argv[3])
-    traj = jm.simulate(jm.envs.make("riverswim-6"), name, horizon, replications, seed=0,
-                       progress=False, record_path=True, chunk_size=horizon,
-                       devices=jax.devices())
-    out[name + "_actions"] = np.asarray(traj.actions)
-    out[name + "_pseudo_regret"] = np.asarray(traj.pseudo_regret)
-    out[name + "_episodes"] = np.asarray(traj.agent_state.episodes)
-np.savez(sys.argv[1], **out)
-"""
-
-
-def test_sharded_run_equals_single_device_run(runs, tmp_path, run_on_host_devices):
-    # The module's 1-device runs against the same runs split over 2 forced host devices
-    # (a subprocess: the device count is fixed at JAX's start).
-    path = tmp_path / "sharded.npz"
-    run_on_host_devices(_SHARDED_SCRIPT, 2, str(path), str(HORIZON), str(REPLICATIONS))
-    sharded = np.load(path)
-    for name, traj in runs.items():
-        np.testing.assert_array_equal(sharded[name + "_actions"], traj.actions)
-        np.testing.assert_array_equal(sharded[name + "_pseudo_regret"], traj.pseudo_regret)
-        np.testing.assert_array_equal(sharded[name + "_episodes"], traj.agent_state.episodes)

@@ -1,0 +1,83 @@
+"""``jaxmdp.simulate(..., devices=...)``: replications split over 4 forced host devices
+equal the one-device runs bit for bit, for every agent family.
+
+One subprocess (``XLA_FLAGS=--xla_force_host_platform_device_count=4``; the device count
+is fixed when JAX starts) runs every spec of tests/shared_runs.py on all 4 devices: UCRL2
+and KL-UCRL (16 replications, paths recorded), TSDE (6 replications: 2, 2, 1 and 1
+padded) and IMED-RL, MDP-PS on a garnet with simulate's planner options and records of 2
+rounds over two chunks, and MDP-PS learning Bernoulli rewards with options of its own (7
+replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
+four devices. The one-device runs are those that test_ucrl.py, test_psrl_imed.py and
+test_scale.py check (simulated once per process).
+"""
+
+import sys
+import textwrap
+
+import jax
+import numpy as np
+from shared_runs import SHARED_RUNS, shared_run
+
+FIELDS = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums",
+          "states", "actions"]
+
+_SHARDED_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax, numpy as np
+    from shared_runs import SHARED_RUNS, run_spec
+
+    assert len(jax.devices()) == 4, jax.devices()
+    fields = json.loads(sys.argv[2])
+    out = {}
+    runs = [(name, name, None) for name in SHARED_RUNS]  # devices=None: all four
+    # An explicit list of one device (of the four) runs there alone.
+    runs.append(("ps_learner_garnet/one", "ps_learner_garnet", jax.devices()[:1]))
+    for key, name, devices in runs:
+        traj = run_spec(SHARED_RUNS[name], devices=devices)
+        for field in fields:
+            if getattr(traj, field) is not None:
+                out[f"{key}/{field}"] = np.asarray(getattr(traj, field))
+        for i, leaf in enumerate(jax.tree_util.tree_leaves(traj.agent_state)):
+            out[f"{key}/agent_state/{i}"] = np.asarray(leaf)
+        out[f"{key}/devices"] = len(traj.counts.sharding.device_set)
+    np.savez(sys.argv[1], **out)
+""")
+
+
+def test_sharded_runs_equal_single_device_runs(run_on_host_devices, tmp_path):
+    import json
+
+    path = tmp_path / "sharded.npz"
+    run_on_host_devices(_SHARDED_SCRIPT, 4, str(path), json.dumps(FIELDS))
+    sharded = dict(np.load(path))
+    assert sys.modules["shared_runs"].SHARED_RUNS is SHARED_RUNS
+    runs = [(name, name, 4) for name in SHARED_RUNS]
+    runs.append(("ps_learner_garnet/one", "ps_learner_garnet", 1))
+    for key, name, devices in runs:
+        one = shared_run(name)  # this process: one device
+        for field in FIELDS:
+            value = getattr(one, field)
+            if value is None:
+                assert f"{key}/{field}" not in sharded, (key, field)
+                continue
+            # Bit for bit: float64 values compared exactly.
+            np.testing.assert_array_equal(sharded.pop(f"{key}/{field}"), value,
+                                          err_msg=f"{key} {field}")
+        leaves = jax.tree_util.tree_leaves(one.agent_state)
+        assert leaves, key
+        for i, leaf in enumerate(leaves):
+            np.testing.assert_array_equal(sharded.pop(f"{key}/agent_state/{i}"), leaf,
+                                          err_msg=f"{key} agent state leaf {i}")
+        assert int(sharded.pop(f"{key}/devices")) == devices, key
+        assert len(one.counts.sharding.device_set) == 1, key
+    assert not sharded, sorted(sharded)  # the same fields and agent state leaves
+    # The specs differ where they should: recorded paths, MDP-PS's learner draws rewards
+    # (realised regret differs from the deterministic run's), records of 2 rounds.
+    assert shared_run("ucrl2").actions.shape == (16, 2000)
+    assert shared_run("tsde").actions is None
+    ps, learner = shared_run("ps_garnet"), shared_run("ps_learner_garnet")
+    assert not np.array_equal(learner.regret, ps.regret)
+    assert ps.pseudo_regret.shape == (7, 60) and ps.actions.shape == (7, 120)
+    assert np.sum(ps.counts) == 7 * 120
+    # Different replications are different runs.
+    assert not np.array_equal(ps.counts[0], ps.counts[1])
