@@ -223,22 +223,26 @@ def _python_loops(mdp, agent, horizon, keys, transitions):
     sums = jnp.zeros(mdp.R.shape, mdp.R.dtype)
 
     @jax.jit
-    def play(key, t, step, x, counts, state):
-        key, k_action, k_next = jax.random.split(key, 3)
+    def play(key, bits_key, t, step, x, counts, state):
+        # The simulator's draws for round `step`: the agent's key fold_in(key, step) and
+        # the environment's uniform from the round's threefry words.
+        k_action = jax.random.fold_in(key, step)
+        words = SIMULATE_MODULE._round_words(bits_key, step, 4)
         obs = Observation(t=t, step=step, state=x, counts=counts, reward_sums=sums)
         a, state = agent.step(k_action, state, obs, spec)
         c = jnp.cumsum(mdp.P[x, a])
-        u = jax.random.uniform(k_next, dtype=c.dtype) * c[-1]
+        u = SIMULATE_MODULE._uniform(words[:2], c.dtype) * c[-1]
         y = jnp.minimum(jnp.searchsorted(c, u, side="right"), c.shape[0] - 1)
-        return key, a, y.astype(jnp.int32), counts.at[x, a, y].add(1), state
+        return a, y.astype(jnp.int32), counts.at[x, a, y].add(1), state
 
     loops = []
-    for key in keys:
+    round_keys, bits_keys = SIMULATE_MODULE._stream_keys(keys)
+    for key, bits_key in zip(round_keys, bits_keys):
         state = agent.init(jax.random.key(0), spec)
         x, t, counts, pseudo, out = jnp.int32(0), t0, counts0, 0.0, []
         for step in range(horizon):
-            key, a, y, counts, state = play(key, jnp.int32(t), jnp.int32(step), x, counts,
-                                            state)
+            a, y, counts, state = play(key, bits_key, jnp.int32(t), jnp.int32(step), x,
+                                       counts, state)
             pseudo += float(delta[x, a])
             out.append(pseudo)
             x, t = y, t + 1
@@ -299,3 +303,74 @@ def test_numpy_reference_gaps_agree_with_planning():
     gain, gap = ref.true_gaps(ref.PAPER_P, ref.PAPER_R, np.ones((3, 2), bool))
     np.testing.assert_allclose(jm.gaps(jm.examples.paper_mdp()), gap, atol=1e-12)
     np.testing.assert_allclose(jm.solve_average_reward(jm.examples.paper_mdp())[0], gain)
+
+
+# --- The simulator's random draws -----------------------------------------------------------
+def test_round_uniforms_use_the_dtype_s_mantissa():
+    ones, zeros = jnp.uint32(0xFFFFFFFF), jnp.uint32(0)
+    for dtype, bits in [(jnp.float32, 23), (jnp.float64, 52)]:
+        assert float(SIMULATE_MODULE._uniform([zeros, zeros], dtype)) == 0.0
+        top = SIMULATE_MODULE._uniform([ones, ones], dtype)
+        assert top.dtype == dtype and float(top) == 1.0 - 2.0 ** -bits
+    # float64 uses both words: the low word's high bits reach the last mantissa bits.
+    assert float(SIMULATE_MODULE._uniform([zeros, jnp.uint32(1 << 12)], jnp.float64)) == 2.0 ** -52
+    assert float(SIMULATE_MODULE._uniform([zeros, jnp.uint32(1 << 31)], jnp.float32)) == 0.0
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_round_uniforms_are_uniform_and_independent(dtype):
+    from scipy import stats
+
+    keys = jax.random.split(jax.random.key(3), 64)
+    _, bits_keys = SIMULATE_MODULE._stream_keys(keys)
+    rounds = jnp.arange(500, dtype=jnp.int32)
+    count = 4 if jnp.dtype(dtype).itemsize == 8 else 2
+
+    def draws(bits_key, index):
+        words = SIMULATE_MODULE._round_words(bits_key, index, count)
+        half = count // 2
+        return (SIMULATE_MODULE._uniform(words[:half], dtype),
+                SIMULATE_MODULE._uniform(words[half:], dtype))
+
+    u, v = jax.vmap(jax.vmap(draws, in_axes=(None, 0)), in_axes=(0, None))(bits_keys, rounds)
+    u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)  # [replications, rounds]
+    assert u.dtype == v.dtype and 0 <= u.min() and u.max() < 1
+    for sample in (u.ravel(), v.ravel()):
+        assert stats.kstest(sample, "uniform").pvalue > 1e-4
+    # No correlation between the two uniforms of a round, consecutive rounds or
+    # neighbouring replications (32,000 pairs: |r| < 0.03 is over 5 standard errors).
+    for a, b in [(u, v), (u[:, 1:], u[:, :-1]), (u[1:], u[:-1]), (v[:, 1:], v[:, :-1])]:
+        assert abs(np.corrcoef(a.ravel(), b.ravel())[0, 1]) < 0.03
+    # Replications do not repeat one another's draws.
+    assert len(np.unique(u[:, 0])) == u.shape[0]
+
+
+def test_next_states_follow_the_transition_law():
+    from scipy import stats
+
+    # One action everywhere, every row the same law: the counts of next states over all
+    # rounds and replications are multinomial. Includes a state of probability 1e-12.
+    p = jnp.array([0.2, 0.5, 1e-12, 0.3 - 1e-12])
+    mdp = jm.MDP(jnp.broadcast_to(p, (4, 1, 4)), jnp.zeros((4, 1)))
+    only = jm.Agent("only-action", lambda key, spec, config: (),
+                    lambda key, state, obs, spec, config: (jnp.int32(0), state))
+    traj = jm.simulate(mdp, only, 500, 64, 4, progress=False)
+    observed = np.asarray(traj.counts.sum(axis=(0, 1, 2)), np.float64)
+    assert observed[2] == 0
+    kept = np.asarray(p)[[0, 1, 3]]
+    expected = kept / kept.sum() * observed.sum()
+    assert stats.chisquare(observed[[0, 1, 3]], expected).pvalue > 1e-4
+
+
+def test_gaussian_rewards_are_normal():
+    from scipy import stats
+
+    mdp = jm.MDP(jnp.ones((1, 1, 1)), jnp.array([[0.3]]), reward_law="gaussian",
+                 reward_sigma=0.7)
+    u = jax.random.uniform(jax.random.key(0), (20_000,), jnp.float64)
+    r = jax.vmap(lambda u: SIMULATE_MODULE._observed_reward(u, mdp.R[0, 0], mdp))(u)
+    assert np.all(np.isfinite(np.asarray(r)))
+    assert stats.kstest(np.asarray(r), "norm", args=(0.3, 0.7)).pvalue > 1e-4
+    # The smallest uniform (0) maps to a finite value, the top of [0, 1) below +inf.
+    edge = SIMULATE_MODULE._observed_reward(jnp.array([0.0, 1.0 - 2.0 ** -52]), mdp.R[0, 0], mdp)
+    assert np.all(np.isfinite(np.asarray(edge)))
