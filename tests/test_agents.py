@@ -250,6 +250,21 @@ def test_gamma_sampler_matches_scipy_distribution(shape):
                                rtol=4 / np.sqrt(GAMMA_DRAWS * shape))
 
 
+def test_gamma_sampler_small_odd_batches_under_vmap():
+    """Seven draws per key (odd: one Box–Muller pair is cut; fewer than the redraw batch),
+    vmapped over keys as in the agents: Gamma(1) marginals, independent elements (the two
+    normals of one Box–Muller pair go to elements i and i + 4)."""
+    from scipy import stats
+
+    keys = jax.random.split(jax.random.key(5), 4000)
+    draws = np.asarray(jax.jit(jax.vmap(_gamma))(keys, jnp.full((4000, 7), 1.0)))
+    assert np.all(draws > 0)
+    for j in range(7):
+        assert stats.kstest(draws[:, j], stats.gamma(1.0).cdf).pvalue > 1e-3
+    for i, j in [(0, 4), (3, 6), (0, 1)]:
+        assert abs(np.corrcoef(draws[:, i], draws[:, j])[0, 1]) < 4 / np.sqrt(4000)
+
+
 @jax.jit
 def _gamma_batch(key, shape):
     return _gamma(key, shape)

@@ -138,37 +138,38 @@ def _regression_run(agent, case="paper"):
 
 
 @functools.partial(jax.jit, static_argnames="agent")
-def _replay(agent, mdp, counts0, states, keys):
+def _replay(agent, mdp, counts0, states, actions, keys):
     """The agent's actions along saved paths: at round ``i`` of replication ``r`` it is
     handed the history of the saved run (state ``states[r, i]``, the counts of the saved
-    transitions so far, ``t``) and, for its random decisions, the key the simulator gave it
-    in that run (the key chain of commit 3fc08ff: ``key, action_key, _ = split(key, 3)``
-    every round, non-partitionable threefry). The saved next state is ``states[r, i + 1]``."""
+    transitions ``(states, actions, next states)`` so far, ``t``) and, for its random
+    decisions, the key the simulator gave it in that run (the key chain of commit 3fc08ff:
+    ``key, action_key, _ = split(key, 3)`` every round, non-partitionable threefry). The
+    saved next state is ``states[r, i + 1]``; the agent's own action changes nothing."""
     spec = env_spec(mdp)
     t0 = jnp.sum(counts0).astype(jnp.int32) + 1
 
-    def one(key, path):
+    def one(key, path, played):
         following = jnp.append(path[1:], 0)  # the last round's next state is not needed
 
         def step(carry, inputs):
             key, counts, sums, agent_state = carry
-            index, x, y = inputs
+            index, x, a, y = inputs
             key, action_key, _ = jax.random.split(key, 3)
             obs = Observation(t=t0 + index, step=index, state=x, counts=counts,
                               reward_sums=sums)
             action, agent_state = agent.step(action_key, agent_state, obs, spec)
-            carry = (key, counts.at[x, action, y].add(1),
-                     sums.at[x, action].add(mdp.R[x, action]), agent_state)
+            carry = (key, counts.at[x, a, y].add(1), sums.at[x, a].add(mdp.R[x, a]),
+                     agent_state)
             return carry, action
 
         init = (key, counts0, counts0.sum(-1) * mdp.R, agent.init(jax.random.fold_in(key, 1), spec))
         rounds = jnp.arange(path.shape[0], dtype=jnp.int32)
-        return jax.lax.scan(step, init, (rounds, path, following))[1]
+        return jax.lax.scan(step, init, (rounds, path, played, following))[1]
 
-    return jax.vmap(one)(keys, states.astype(jnp.int32))
+    return jax.vmap(one)(keys, states.astype(jnp.int32), actions.astype(jnp.int32))
 
 
-def _replayed_actions(agent, case, states):
+def _replayed_actions(agent, case, states, actions):
     counts = jm.examples.rigged_counts() if case == "rigged" else np.zeros((3, 2, 3))
     mdp = _mdp(case)
     if case == "garnet":
@@ -176,7 +177,7 @@ def _replayed_actions(agent, case, states):
     with jax.threefry_partitionable(False):
         keys = jax.random.split(jax.random.key(7), states.shape[0])
         return np.asarray(_replay(agent, mdp, jnp.asarray(counts, jnp.int32),
-                                  jnp.asarray(states), keys))
+                                  jnp.asarray(states), jnp.asarray(actions), keys))
 
 
 # The saved runs are 1,500 rounds of 4 replications, seed 7. They are replayed rather than
@@ -188,22 +189,46 @@ def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
     """Trajectories saved from commit 3fc08ff (tests/data/make_regression_3fc08ff.py)."""
     data = np.load(DATA)
     states, actions = data[f"{name}_{case}_states"], data[f"{name}_{case}_actions"]
-    np.testing.assert_array_equal(_replayed_actions(jm.get_agent(name), case, states),
-                                  actions)
+    np.testing.assert_array_equal(
+        _replayed_actions(jm.get_agent(name), case, states, actions), actions)
     # The saved pseudo-regret is the sum of the true gaps along the saved path.
     gaps = np.asarray(jm.gaps(_mdp(case)))
     np.testing.assert_allclose(np.cumsum(gaps[states, actions], axis=1),
                                data[f"{name}_{case}_pseudo_regret"], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["dmed", "ps"])
-def test_force_untried_reproduces_the_old_dmed_and_ps(name):
+def test_force_untried_reproduces_the_old_dmed():
     data = np.load(DATA)
-    states, actions = data[f"{name}_paper_states"], data[f"{name}_paper_actions"]
-    forced = _replayed_actions(jm.get_agent(name, force_untried=True), "paper", states)
+    states, actions = data["dmed_paper_states"], data["dmed_paper_actions"]
+    forced = _replayed_actions(jm.get_agent("dmed", force_untried=True), "paper", states,
+                               actions)
     np.testing.assert_array_equal(forced, actions)
     # The paper's rule (the default) decides differently along the same paths.
-    assert not np.array_equal(_replayed_actions(jm.get_agent(name), "paper", states), actions)
+    default = _replayed_actions(jm.get_agent("dmed"), "paper", states, actions)
+    assert not np.array_equal(default, actions)
+
+
+def test_force_untried_ps_overrides_only_with_untried_actions():
+    """MDP-PS's decisions depend on its Gamma sampler's draws, which have changed since
+    commit 3fc08ff, so its old actions are not replayed bit for bit. Along the saved PS
+    paths with the same keys, ``force_untried=True`` plays the lowest untried action
+    wherever one exists and the default rule's action everywhere else."""
+    data = np.load(DATA)
+    states, actions = data["ps_paper_states"], data["ps_paper_actions"]
+    forced = _replayed_actions(jm.get_agent("ps", force_untried=True), "paper", states,
+                               actions)
+    default = _replayed_actions(jm.get_agent("ps"), "paper", states, actions)
+    # Visits of (x, a) before each round along the saved history.
+    reps, horizon = states.shape
+    visits = np.zeros((reps, 3, 2), int)
+    expected = np.empty_like(forced)
+    for i in range(horizon):
+        x = states[:, i]
+        untried = visits[np.arange(reps), x] == 0  # [reps, A]; every action is admissible
+        expected[:, i] = np.where(untried.any(-1), np.argmax(untried, -1), default[:, i])
+        visits[np.arange(reps), x, actions[:, i]] += 1
+    np.testing.assert_array_equal(forced, expected)
+    assert np.any(forced != default)  # the override happens
 
 
 def test_known_rewards_ignore_the_reward_law_for_decisions():
