@@ -52,9 +52,22 @@ def _broadcast(leaf, batched: bool, size: int):
     return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
 
 
+def _in_axes(flags):
+    """``vmap``'s ``in_axes`` for operands whose batched leaves are ``flags``."""
+    return jax.tree_util.tree_map(lambda b: 0 if b else None, flags)
+
+
+def _rows(operands, flags, index):
+    """Rows ``index`` of the batched leaves; unbatched leaves as they are."""
+    return jax.tree_util.tree_map(lambda leaf, b: leaf[index] if b else leaf, operands, flags)
+
+
 def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
     """``lax.cond(pred, true_fn, false_fn, *operands)`` whose vmap rule is
-    ``batched(axis_size, pred, operands)``, called with every argument batched."""
+    ``batched(axis_size, pred, operands, flags)``: ``pred`` batched, the operands as they
+    come, ``flags`` (a tree of bools like ``operands``) marking their batched leaves.
+    Unbatched operands (the environment's arrays, the round) are not copied to every row
+    of the batch."""
 
     @custom_vmap
     def branch(pred, *operands):
@@ -64,10 +77,7 @@ def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
     def _rule(axis_size, in_batched, pred, *operands):
         pred_batched, *operands_batched = in_batched
         pred = _broadcast(pred, pred_batched, axis_size)
-        operands = jax.tree_util.tree_map(
-            lambda leaf, b: _broadcast(leaf, b, axis_size), tuple(operands),
-            tuple(operands_batched))
-        out = batched(axis_size, pred, operands)
+        out = batched(axis_size, pred, tuple(operands), tuple(operands_batched))
         return out, jax.tree_util.tree_map(lambda _: True, out)
 
     return branch(pred, *operands)
@@ -89,12 +99,16 @@ def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..
         ``true_fn`` runs (batched) only when some element of ``pred`` is True.
     """
 
-    def batched(axis_size, pred, operands):
+    def batched(axis_size, pred, operands, flags):
+        axes = _in_axes(flags)
+
         def some(pred, operands):
-            return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(pred, operands)
+            return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops),
+                            in_axes=(0, axes))(pred, operands)
 
         def none(pred, operands):
-            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+            return jax.vmap(lambda ops: false_fn(*ops), in_axes=(axes,),
+                            axis_size=axis_size)(operands)
 
         return lax.cond(jnp.any(pred), some, none, pred, operands)
 
@@ -118,22 +132,24 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
     on the other rows of its batch (true of ``vmap`` of a per-replication function).
     """
 
-    def batched(axis_size, pred, operands):
+    def batched(axis_size, pred, operands, flags):
         # A bucket pays (one more compiled copy of true_fn) only well below the batch.
         sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
+        axes = _in_axes(flags)
 
         def keep(pred, operands):
-            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+            return jax.vmap(lambda ops: false_fn(*ops), in_axes=(axes,),
+                            axis_size=axis_size)(operands)
 
         def gathered(size):
             def run(pred, operands):
                 if size == axis_size:
-                    return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops))(
-                        pred, operands)
+                    return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops),
+                                    in_axes=(0, axes))(pred, operands)
                 rows = jnp.nonzero(pred, size=size, fill_value=axis_size)[0]
                 safe = jnp.minimum(rows, axis_size - 1)
-                planned = jax.vmap(lambda ops: true_fn(*ops))(
-                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
+                planned = jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
+                                   axis_size=size)(_rows(operands, flags, safe))
                 return jax.tree_util.tree_map(
                     lambda kept, new: kept.at[rows].set(new, mode="drop"),
                     keep(pred, operands), planned)
@@ -166,11 +182,13 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
     for one row must not depend on the other rows of its batch.
     """
 
-    def batched(axis_size, pred, operands):
+    def batched(axis_size, pred, operands, flags):
         size = min(chunk, axis_size)
+        axes = _in_axes(flags)
 
         def keep(pred, operands):
-            return jax.vmap(lambda ops: false_fn(*ops))(operands)
+            return jax.vmap(lambda ops: false_fn(*ops), in_axes=(axes,),
+                            axis_size=axis_size)(operands)
 
         def run(pred, operands):
             rows = jnp.nonzero(pred, size=axis_size, fill_value=axis_size)[0]
@@ -181,8 +199,8 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
             def body(i, out):
                 idx = lax.dynamic_slice_in_dim(rows, i * size, size)
                 safe = jnp.minimum(idx, axis_size - 1)
-                planned = jax.vmap(lambda ops: true_fn(*ops))(
-                    jax.tree_util.tree_map(lambda leaf: leaf[safe], operands))
+                planned = jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
+                                   axis_size=size)(_rows(operands, flags, safe))
                 return jax.tree_util.tree_map(
                     lambda kept, new: kept.at[idx].set(new, mode="drop"), out, planned)
 
