@@ -44,6 +44,10 @@ def _float_dtype(*arrays: jax.Array) -> np.dtype:
         raise ValueError(f"P and R must be real, got dtype {dtype}")
     if not jnp.issubdtype(dtype, jnp.floating):
         dtype = jnp.result_type(float)  # float64 under x64, float32 otherwise.
+    if jnp.dtype(dtype) not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
+        # Planning solves linear systems (LAPACK), which has no half-precision routines.
+        raise ValueError(f"P and R must be float32 or float64 (or integers, converted to "
+                         f"the default float), got dtype {jnp.dtype(dtype)}")
     return dtype
 
 

@@ -117,6 +117,10 @@ _BAD_INPUTS = {
         "got state 1",
     ),
     "complex": (np.full((2, 1, 2), 0.5 + 0j), np.zeros((2, 1)), None, "P", "got dtype"),
+    "float16": (np.full((2, 1, 2), 0.5, np.float16), np.zeros((2, 1), np.float16), None, "P",
+                "got dtype float16"),
+    "bfloat16": (jnp.full((2, 1, 2), 0.5, jnp.bfloat16), jnp.zeros((2, 1), jnp.bfloat16), None,
+                 "P", "got dtype"),
 }
 
 
