@@ -356,6 +356,15 @@ def _keys(seed, replications):
         key = jax.random.key(int(seed))
     else:
         raise ValueError(f"seed must be an int or a PRNG key, got {seed!r}")
+    if jnp.shape(key) != ():
+        raise ValueError(f"seed must be a single PRNG key, got a key array of shape "
+                         f"{jnp.shape(key)}")
+    if str(jax.random.key_impl(key)) != "threefry2x32":
+        # Under vmap, the rbg implementations draw a batch's bits from one key, not from
+        # each row's own (their rows are not independent streams): the replications get
+        # threefry keys, from the first 64 random bits of the given key.
+        key = jax.random.wrap_key_data(jax.random.bits(key, (2,), jnp.uint32),
+                                       impl="threefry2x32")
     return jax.random.split(key, replications)
 
 
@@ -404,7 +413,11 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         horizon: number of played rounds ``T`` (positive int).
         replications: number of independent runs (positive int).
         seed: int seed or PRNG key; replication ``i`` uses
-            ``jax.random.split(key, replications)[i]`` = ``k``: the agent's ``init``
+            ``jax.random.split(key, replications)[i]`` = ``k`` (a key of another
+            implementation than threefry, e.g. ``rbg``, is first replaced by the threefry
+            key made of its first 64 random bits: under ``vmap`` the rbg
+            implementations draw a whole batch from one key, so their replications would
+            not be independent streams): the agent's ``init``
             gets ``fold_in(k, 1)``, its ``step`` at round ``t`` (0-based)
             ``fold_in(fold_in(k, 3), t)``, and the environment's two uniforms of round
             ``t`` (next state, reward) are the threefry-2x32 hash of the block ``(t, 0)``

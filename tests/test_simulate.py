@@ -374,3 +374,17 @@ def test_gaussian_rewards_are_normal():
     # The smallest uniform (0) maps to a finite value, the top of [0, 1) below +inf.
     edge = SIMULATE_MODULE._observed_reward(jnp.array([0.0, 1.0 - 2.0 ** -52]), mdp.R[0, 0], mdp)
     assert np.all(np.isfinite(np.asarray(edge)))
+
+
+def test_keys_of_other_implementations_become_threefry_keys():
+    """An rbg key draws a vmapped batch's bits from one key; the simulator replaces it by
+    the threefry key of its first 64 bits (MDP-PS's rejection loop used to spin forever
+    on such keys: a row's fresh key gave the same bits)."""
+    rbg = jax.random.key(4, impl="rbg")
+    converted = jax.random.wrap_key_data(jax.random.bits(rbg, (2,), jnp.uint32),
+                                         impl="threefry2x32")
+    a, b = _run("ps", seed=rbg), _run("ps", seed=converted)
+    np.testing.assert_array_equal(a.pseudo_regret, b.pseudo_regret)
+    assert len(np.unique(np.asarray(a.pseudo_regret[:, -1]))) > 1
+    with pytest.raises(ValueError, match="single PRNG key"):
+        _run("ps", seed=jax.random.split(jax.random.key(0), 2))

@@ -313,6 +313,10 @@ def _gamma(key, shape_param):
     (``jax.random.gamma`` also handles shapes below 1 and carries a derivative rule; it
     costs several times as much here.)
 
+    Under ``vmap`` the keys must be threefry keys (``jaxmdp.simulate`` makes sure of it):
+    the ``rbg`` implementations draw a batch's bits from one key, so a row's fresh key in
+    a redraw round could repeat its rejected proposal forever.
+
     Args:
         key: PRNG key.
         shape_param: shape parameters ``>= 1``, any array shape, float dtype.
