@@ -313,6 +313,15 @@ def _gamma(key, shape_param):
     (``jax.random.gamma`` also handles shapes below 1 and carries a derivative rule; it
     costs several times as much here.)
 
+    An element whose shape is exactly 1 is drawn as ``-log(u)`` (Gamma(1) = Exp(1)),
+    ``u`` the open uniform its proposal would have used for the acceptance test, and is
+    accepted at once. The Dirichlet(1 + N) draws of MDP-PS and TSDE have many such
+    elements (every next state never observed from a pair), and they were most of the
+    rejections (Marsaglia–Tsang accepts about 95% at shape 1); without them a batch
+    rarely needs a redraw round. On this CPU: MDP-PS 0.59 -> 0.45 us per replication-step
+    on the paper's MDP and 1.19 -> 0.85 on RiverSwim-6, TSDE 0.40 -> 0.33 on RiverSwim-6
+    (1,000 replications, float32).
+
     Under ``vmap`` the keys must be threefry keys (``jaxmdp.simulate`` makes sure of it):
     the ``rbg`` implementations draw a batch's bits from one key, so a row's fresh key in
     a redraw round could repeat its rejected proposal forever.
@@ -328,12 +337,13 @@ def _gamma(key, shape_param):
     word = jnp.uint64 if dtype == jnp.float64 else jnp.uint32
     d = (shape_param - 1.0 / 3.0).ravel()
     c = 1.0 / jnp.sqrt(9.0 * d)
+    one = (shape_param == 1.0).ravel()
     n = d.shape[0]
     if n == 0:
         return shape_param
 
-    def propose(key, d, c):
-        """One candidate per element of ``d``: (accepted, value)."""
+    def propose(key, d, c, one):
+        """One candidate per element of ``d``: (accepted, value); shape 1: Exp(1)."""
         m = d.shape[0]
         half = (m + 1) // 2
         u = _open_uniform(jax.random.bits(key, (2 * half + m,), word), dtype)
@@ -343,17 +353,18 @@ def _gamma(key, shape_param):
         cube = (1.0 + c * z) ** 3
         positive = cube > 0
         log_cube = jnp.log(jnp.where(positive, cube, 1.0))
-        accept = positive & (jnp.log(u[2 * half:]) < 0.5 * z * z + d - d * cube + d * log_cube)
-        return accept, d * cube
+        log_u = jnp.log(u[2 * half:])
+        accept = one | (positive & (log_u < 0.5 * z * z + d - d * cube + d * log_cube))
+        return accept, jnp.where(one, -log_u, d * cube)
 
-    accepted, value = propose(jax.random.fold_in(key, 0), d, c)
+    accepted, value = propose(jax.random.fold_in(key, 0), d, c, one)
     size = min(n, max(GAMMA_MIN_REDRAW, -(-n // GAMMA_REDRAW_FRACTION)))
 
     def again(state):
         round_, accepted, value = state
         rows = jnp.nonzero(~accepted, size=size, fill_value=n)[0]  # n: nothing (dropped)
         safe = jnp.minimum(rows, n - 1)
-        ok, new = propose(jax.random.fold_in(key, round_), d[safe], c[safe])
+        ok, new = propose(jax.random.fold_in(key, round_), d[safe], c[safe], one[safe])
         return (round_ + 1, accepted.at[rows].set(ok, mode="drop"),
                 value.at[rows].set(new, mode="drop"))
 
@@ -362,17 +373,12 @@ def _gamma(key, shape_param):
     return value.reshape(shape_param.shape)
 
 
-def _sampled_rewards(key, r_hat, visits, rewards: RewardInfo):
-    """A draw of each action's reward mean from the agent's posterior, ``[A]``."""
+def _beta_shapes(r_hat, visits, sums):
+    """Shapes ``[..., 2]`` of the Beta(1 + sum r, 1 + n - sum r) reward posteriors
+    (sum r <= n up to rounding); the draw is ``G1 / (G1 + G2)`` of two Gamma draws."""
     n = visits.astype(r_hat.dtype)
-    if rewards.law == "gaussian":
-        noise = jax.random.normal(key, r_hat.shape, r_hat.dtype)
-        return r_hat + rewards.sigma * noise / jnp.sqrt(n + 1)
-    # Beta(1 + sum r, 1 + n - sum r) = G1 / (G1 + G2); sum r <= n up to rounding.
-    sums = rewards.sums
-    shapes = jnp.stack([1 + sums, 1 + jnp.maximum(n - sums, 0)])
-    g = _gamma(key, shapes)
-    return g[0] / (g[0] + g[1])
+    sums = sums.astype(r_hat.dtype)
+    return jnp.stack([1 + sums, 1 + jnp.maximum(n - sums, 0)], axis=-1)
 
 
 def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
@@ -399,10 +405,17 @@ def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo 
     """
     p_hat, r, admissible, visits, _ = _current(t, x, counts, estimate)
     alpha = counts[x].astype(p_hat.dtype) + 1.0  # [A, S]
-    weights = _gamma(key, alpha)  # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
-    if rewards is not None:
-        r = _sampled_rewards(jax.random.fold_in(key, 1), r, visits,
-                             rewards._replace(sums=rewards.sums[x]))
+    S = alpha.shape[-1]
+    if rewards is None:
+        weights = _gamma(key, alpha)
+    elif rewards.law == "gaussian":
+        weights = _gamma(key, alpha)
+        noise = jax.random.normal(jax.random.fold_in(key, 1), r.shape, r.dtype)
+        r = r + rewards.sigma * noise / jnp.sqrt(visits.astype(r.dtype) + 1)
+    else:  # one Gamma call for the Dirichlet weights and the Beta rewards
+        g = _gamma(key, jnp.concatenate([alpha, _beta_shapes(r, visits, rewards.sums[x])], -1))
+        weights, r = g[:, :S], g[:, S] / (g[:, S] + g[:, S + 1])
+    # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
     index = r + (weights @ estimate.bias) / jnp.sum(weights, axis=-1)
     action = _argmax_admissible(index, admissible)
     return _untried_first(action, admissible, visits) if force_untried else action

@@ -68,7 +68,7 @@ from jax import lax
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.paper import _gamma, _validate
+from jaxmdp.agents.paper import _beta_shapes, _gamma, _validate
 from jaxmdp.planning import policy_iteration
 
 __all__ = [
@@ -117,19 +117,12 @@ class TSDEState(NamedTuple):
     episodes: jax.Array
 
 
-def _dirichlet_rows(key, alpha):
-    """One Dirichlet(alpha[s, a]) draw per row, ``[S, A, S]`` (exact Gamma draws)."""
-    g = _gamma(key, alpha)
-    return g / jnp.sum(g, axis=-1, keepdims=True)
-
-
-def _beta(key, a, b):
-    g = _gamma(key, jnp.stack([a, b]))
-    return g[0] / (g[0] + g[1])
-
-
 def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
     """A draw ``(P~, R~)`` from TSDE's posterior (module docstring).
+
+    The Gamma draws behind the Dirichlet rows and, with learned rewards, the Beta reward
+    means (``G1 / (G1 + G2)``) are one call of the exact sampler
+    :func:`jaxmdp.agents.paper._gamma` (one rejection loop per plan, not two).
 
     Args:
         key: PRNG key.
@@ -141,15 +134,16 @@ def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
     Returns:
         ``(P~ [S, A, S], R~ [S, A])``.
     """
-    dtype = jnp.asarray(rewards).dtype
-    transition_key, reward_key = jax.random.split(key)
-    P = _dirichlet_rows(transition_key, counts.astype(dtype) + 1.0)
+    rewards = jnp.asarray(rewards)
+    S = counts.shape[-1]
+    alpha = counts.astype(rewards.dtype) + 1.0
     if known_rewards:
-        return P, jnp.asarray(rewards)
-    n = jnp.sum(counts, axis=-1).astype(dtype)
-    sums = reward_sums.astype(dtype)
-    R = _beta(reward_key, 1.0 + sums, 1.0 + jnp.maximum(n - sums, 0.0))
-    return P, R
+        g = _gamma(key, alpha)
+        return g / jnp.sum(g, axis=-1, keepdims=True), rewards
+    shapes = _beta_shapes(rewards, jnp.sum(counts, axis=-1), reward_sums)  # [S, A, 2]
+    g = _gamma(key, jnp.concatenate([alpha, shapes], axis=-1))
+    P = g[..., :S] / jnp.sum(g[..., :S], axis=-1, keepdims=True)
+    return P, g[..., S] / (g[..., S] + g[..., S + 1])
 
 
 def _init(key, spec: EnvSpec, config: TSDEConfig) -> TSDEState:
