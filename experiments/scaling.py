@@ -26,7 +26,8 @@ per replication-step is the difference of their median wall times divided by
 per-call work (solving the true MDP, the round-0 inversion, dispatch), so it is the
 marginal cost of rounds ``horizon + 1 .. 2 horizon``. Process CPU time is recorded too
 (the machine may be shared). Horizons per size are in ``HORIZONS`` (shorter for larger
-S so that every size takes seconds, not minutes).
+S so that every size takes seconds, not minutes; 400 at S = 1000, where 100 rounds
+were too short for the difference of medians to rise above the machine's noise).
 
 Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
 measurements with the same settings unless ``--force``) and ``figures/scaling.png``
@@ -35,7 +36,7 @@ model at S = 1000 (one model, and per replication of the ``--replications`` mode
 report the step / pass ratio. Defaults: MDP-UCB, S up to 300, 2 repeats, the full planner
 up to 100 states (the size ``reproduce.py`` runs); ``--full`` adds S = 1000 with the
 read passes, MDP-PS, 3 repeats and the full planner at 300 states (the committed figure
-is ``--full --full-up-to 100``). Timings on a shared machine are noisy: delete a key from the
+is ``--full --full-up-to 100 --repeats 7``). Timings on a shared machine are noisy: delete a key from the
 results file to re-measure only that point.
 
     python experiments/scaling.py [--full] [--quick] [--replications 10] [--repeats 2]
@@ -80,7 +81,7 @@ REP_SWEEP_STEPS = 50_000
 #: replication at S = 100 for 200 rounds is a few ms per call, within timing noise).
 REP_MIN_STEPS = 2_000
 #: Rounds per timed call (and twice that), per number of states.
-HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 200, 1000: 100}
+HORIZONS = {3: 1000, 10: 1000, 30: 500, 100: 200, 300: 200, 1000: 400}
 QUICK_HORIZONS = {3: 300, 10: 300, 30: 200, 100: 60}
 FIT_SIZES = (100, 300, 1000)
 
