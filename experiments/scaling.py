@@ -36,8 +36,8 @@ model at S = 1000 (one model, and per replication of the ``--replications`` mode
 report the step / pass ratio. Defaults: MDP-UCB, S up to 300, 2 repeats, the full planner
 up to 100 states (the size ``reproduce.py`` runs); ``--full`` adds S = 1000 with the
 read passes, MDP-PS, 3 repeats and the full planner at 300 states (the committed figure
-is ``--full --full-up-to 100 --repeats 7``). Timings on a shared machine are noisy: delete a key from the
-results file to re-measure only that point.
+is ``--full --full-up-to 100 --repeats 7``). Timings on a shared machine are noisy:
+delete a key from the results file to re-measure only that point.
 
     python experiments/scaling.py [--full] [--quick] [--replications 10] [--repeats 2]
 """

@@ -96,6 +96,50 @@ def test_tsde_episode_rule_on_a_recorded_run():
             assert seen.setdefault(int(x), int(a)) == a
 
 
+def _policy_gains(P, R):
+    """Gain of every deterministic policy of a positive (unichain) MDP, by enumeration
+    (NumPy, float64: stationary law of each policy's chain)."""
+    S, A = R.shape
+    out = {}
+    for policy in np.ndindex(*(A,) * S):
+        P_pi = P[np.arange(S), policy]
+        M = np.vstack([(P_pi - np.eye(S)).T, np.ones(S)])
+        law = np.linalg.lstsq(M, np.r_[np.zeros(S), 1.0], rcond=None)[0]
+        out[policy] = float(law @ R[np.arange(S), policy])
+    return out
+
+
+def test_tsde_plan_is_optimal_for_its_sampled_mdp():
+    """A plan's policy is an optimal policy of the MDP it sampled, whatever the warm start
+    (the previous policy, improved against the previous sample's bias), checked against
+    all 64 policies of the sampled RiverSwim-6 MDP; the stored bias is that policy's."""
+    from jaxmdp.agents import Observation
+    from jaxmdp.agents.psrl import sample_mdp
+    from jaxmdp.simulate import env_spec
+
+    traj = _run("tsde", 128)
+    agent, spec = jm.get_agent("tsde"), env_spec(RIVERSWIM)
+    t = int(traj.times[-1]) + 1
+    for i, seed in [(0, 1), (1, 2), (2, 3), (3, 4)]:
+        state = jax.tree_util.tree_map(lambda x: x[i], traj.agent_state)
+        state = state._replace(previous_length=jnp.int32(0))  # round t starts an episode
+        if i == 3:  # a cold, wrong warm start: the worst policy and a zero bias
+            state = state._replace(policy=1 - state.policy, bias=jnp.zeros_like(state.bias))
+        obs = Observation(t=jnp.int32(t), step=jnp.int32(t - 1), state=traj.state[i],
+                          counts=traj.counts[i], reward_sums=traj.reward_sums[i])
+        key = jax.random.key(seed)
+        _, new = agent.step(key, state, obs, spec)
+        assert int(new.episodes) == int(state.episodes) + 1
+        P, R = sample_mdp(key, obs.counts, obs.reward_sums, spec.rewards, known_rewards=False)
+        gains = _policy_gains(np.asarray(P, np.float64), np.asarray(R, np.float64))
+        best = max(gains.values())
+        chosen = gains[tuple(int(a) for a in new.policy)]
+        assert chosen >= best - 1e-9 * (1 + abs(best)), (i, chosen, best)
+        reference = jm.policy_iteration(P, R, spec.mask, new.policy)
+        assert int(reference.num_steps) == 1  # stable: the same policy, one evaluation
+        np.testing.assert_allclose(new.bias, reference.bias, rtol=1e-10, atol=1e-12)
+
+
 def test_tsde_batching_paths_give_the_same_run():
     assert jm.get_agent("tsde") == jm.get_agent("tsde", batching="chunked")  # the default
     runs = [_batching_run(b) for b in ("chunked", "compact", "cond")]  # cond: plain

@@ -10,9 +10,14 @@ At the start of episode ``k`` (round ``t_k``) the agent draws an MDP from its po
   ``R~[s, a] ~ Beta(1 + sum r, 1 + n - sum r)`` (the Bernoulli model's posterior under a
   uniform prior), else the known means,
 
-solves it exactly (:func:`jaxmdp.policy_iteration`, warm-started from the previous
-episode's policy; Dirichlet draws are positive so every policy is unichain) and plays its
-optimal policy until the episode ends. Episode ``k`` ends at the first round ``t`` with
+solves it exactly (:func:`jaxmdp.policy_iteration`; Dirichlet draws are positive so every
+policy is unichain) and plays its optimal policy until the episode ends. Policy iteration
+starts from the previous episode's policy improved once against the previous sample's
+bias (in the new sample; stored in the state): an optimal policy of the new sample
+whatever the start, at fewer evaluations (about 15% less time per step on RiverSwim-6 at
+1,000 replications than starting from the previous policy itself).
+
+Episode ``k`` ends at the first round ``t`` with
 
     ``t > t_k + T_{k-1}``   or   ``N_t(s, a) > 2 N_{t_k}(s, a)`` for some ``(s, a)``,
 
@@ -69,7 +74,7 @@ from jax import lax
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
 from jaxmdp.agents.paper import _beta_shapes, _gamma, _validate
-from jaxmdp.planning import policy_iteration
+from jaxmdp.planning import _default_rtol, _improve, policy_iteration
 
 __all__ = [
     "BATCHINGS",
@@ -108,6 +113,9 @@ class TSDEState(NamedTuple):
         previous_length: ``T_{k-1}``, the previous episode's length, int32.
         start_visits: ``N_{t_k}(s, a)``, visits at the episode's start, int32 ``[S, A]``.
         episodes: ``k``, the number of episodes started, int32.
+        bias: the bias of ``policy`` in the last sampled MDP (zeros before the first),
+            float ``[S]``: the next plan starts policy iteration from the greedy policy
+            of the new sample against it.
     """
 
     policy: jax.Array
@@ -115,6 +123,7 @@ class TSDEState(NamedTuple):
     previous_length: jax.Array
     start_visits: jax.Array
     episodes: jax.Array
+    bias: jax.Array
 
 
 def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
@@ -155,7 +164,8 @@ def _init(key, spec: EnvSpec, config: TSDEConfig) -> TSDEState:
                      episode_start=jnp.int32(spec.initial_round - 1),
                      previous_length=jnp.int32(0),
                      start_visits=jnp.zeros((S, A), jnp.int32),
-                     episodes=jnp.int32(0))
+                     episodes=jnp.int32(0),
+                     bias=jnp.zeros(S, jnp.asarray(spec.rewards).dtype))
 
 
 def episode_ends(t, visits, state: TSDEState) -> jax.Array:
@@ -183,10 +193,13 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
     def start(key, state, counts, reward_sums, visits, t, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        policy = policy_iteration(P, R, mask, state.policy).policy
-        return TSDEState(policy=policy.astype(jnp.int32), episode_start=t,
+        warm = _improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
+                        _default_rtol(P.dtype, P.shape[-1]))
+        solution = policy_iteration(P, R, mask, warm)
+        return TSDEState(policy=solution.policy.astype(jnp.int32), episode_start=t,
                          previous_length=t - state.episode_start, start_visits=visits,
-                         episodes=state.episodes + 1)
+                         episodes=state.episodes + 1,
+                         bias=solution.bias.astype(state.bias.dtype))
 
     def keep(key, state, *_):
         return state
