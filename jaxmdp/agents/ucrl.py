@@ -45,7 +45,10 @@ theorem (Theorem 1 there, the values its proof needs):
 The paper's ``T`` is the horizon; jaxmdp uses ``T = max(2, t_k)`` instead (anytime: the
 agent is not told the horizon), as the StatisticalRL ``learners`` KL-UCRL does (its
 ``distances``: ``max(2, t)``, and ``Cr = sqrt(ln(...) / 1.99)`` as the factor of
-``1/sqrt(n)``, the same radius). An untried pair gets radius ``+inf`` with a uniform
+``1/sqrt(n)``, the same radius); H. Bourel's ``UCRL_implementation`` (``KL_UCRL.py``,
+the UCRL3 paper's experiments) has the same constants and ``max(2, t)``, and calls them
+those of the paper's proofs. (The paper's text was not available to check them against.)
+An untried pair gets radius ``+inf`` with a uniform
 centre, i.e. the whole simplex (value ``max u``): the limit of ``C_P / N`` as ``N -> 0``,
 and what Filippi et al.'s maximiser (their section 3.2) gives for an empty ``p_hat``
 (all the mass on ``argmax u``). The reward is not clipped at 1 (the paper's
