@@ -46,6 +46,11 @@ A public implementation differs: it forces every action of a state once (least p
 first, random ties) before using the index, runs value iteration to a ``1e-3``
 tolerance every round, keeps the empirical reward distribution (not the Bernoulli
 extreme) with an atom at the upper bound, and solves ``K`` by a bounded scalar minimiser.
+The authors' repository (``fabienpesquerel/IMED-RL``, ``learners/discreteMDPs/IRL.py``)
+has the same model, skeleton and forcing; there the index of an action below the level
+is ``n x + ln x`` with ``x = max E log(B - (value - mu_hat) y)`` over
+``y in [0, B / (B - mu_hat) - 0.01]``, ``B = 1 + max v_hat`` (``x`` is ``ln B`` plus a
+``K``-like dual value), where ours has ``n K + ln n``.
 
 Example:
     >>> import jaxmdp as jm
