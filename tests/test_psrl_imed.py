@@ -119,6 +119,9 @@ def test_tsde_plan_is_optimal_for_its_sampled_mdp():
 
     traj = _run("tsde", 128)
     agent, spec = jm.get_agent("tsde"), env_spec(RIVERSWIM)
+    step = jax.jit(lambda key, state, obs: agent.step(key, state, obs, spec))
+    sample = jax.jit(lambda key, counts, sums: sample_mdp(key, counts, sums, spec.rewards,
+                                                          known_rewards=False))
     t = int(traj.times[-1]) + 1
     for i, seed in [(0, 1), (1, 2), (2, 3), (3, 4)]:
         state = jax.tree_util.tree_map(lambda x: x[i], traj.agent_state)
@@ -128,9 +131,9 @@ def test_tsde_plan_is_optimal_for_its_sampled_mdp():
         obs = Observation(t=jnp.int32(t), step=jnp.int32(t - 1), state=traj.state[i],
                           counts=traj.counts[i], reward_sums=traj.reward_sums[i])
         key = jax.random.key(seed)
-        _, new = agent.step(key, state, obs, spec)
+        _, new = step(key, state, obs)
         assert int(new.episodes) == int(state.episodes) + 1
-        P, R = sample_mdp(key, obs.counts, obs.reward_sums, spec.rewards, known_rewards=False)
+        P, R = sample(key, obs.counts, obs.reward_sums)
         gains = _policy_gains(np.asarray(P, np.float64), np.asarray(R, np.float64))
         best = max(gains.values())
         chosen = gains[tuple(int(a) for a in new.policy)]
