@@ -370,12 +370,13 @@ def _keys(seed, replications):
 
 @jax.jit
 def _stream_keys(keys):
-    """Per replication ``i`` with key ``k_i``: the base of the agent's round keys,
-    ``fold_in(k_i, 3)``, and the environment's 64-bit threefry key, the bits of
-    ``fold_in(k_i, 2)`` (``fold_in(k_i, 1)`` is the agent's ``init`` key)."""
+    """Per replication ``i`` with key ``k_i``: the agent's ``init`` key ``fold_in(k_i, 1)``,
+    the base of the agent's round keys ``fold_in(k_i, 3)``, and the environment's 64-bit
+    threefry key, the bits of ``fold_in(k_i, 2)``."""
+    init = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
     agent = jax.vmap(lambda k: jax.random.fold_in(k, 3))(keys)
     bits = jax.vmap(lambda k: jax.random.bits(jax.random.fold_in(k, 2), (2,), jnp.uint32))(keys)
-    return agent, bits
+    return init, agent, bits
 
 
 def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
@@ -506,11 +507,8 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
                          f"horizon={horizon} with {t0 - 1} initial transitions")
 
     with _prng_layout():
-        keys = _keys(seed, replications)
-        # Each replication's agent gets its own key, independent of its trajectory key.
-        agent_state = _init_agents(jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys), mdp,
-                                   agent=agent)
-        round_keys, bits_keys = _stream_keys(keys)
+        init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
+        agent_state = _init_agents(init_keys, mdp, agent=agent)
     carry = _Carry(
         key=round_keys,
         bits_key=bits_keys,

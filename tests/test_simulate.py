@@ -236,7 +236,7 @@ def _python_loops(mdp, agent, horizon, keys, transitions):
         return a, y.astype(jnp.int32), counts.at[x, a, y].add(1), state
 
     loops = []
-    round_keys, bits_keys = SIMULATE_MODULE._stream_keys(keys)
+    _, round_keys, bits_keys = SIMULATE_MODULE._stream_keys(keys)
     for key, bits_key in zip(round_keys, bits_keys):
         state = agent.init(jax.random.key(0), spec)
         x, t, counts, pseudo, out = jnp.int32(0), t0, counts0, 0.0, []
@@ -322,7 +322,7 @@ def test_round_uniforms_are_uniform_and_independent(dtype):
     from scipy import stats
 
     keys = jax.random.split(jax.random.key(3), 64)
-    _, bits_keys = SIMULATE_MODULE._stream_keys(keys)
+    _, _, bits_keys = SIMULATE_MODULE._stream_keys(keys)
     rounds = jnp.arange(500, dtype=jnp.int32)
     count = 4 if jnp.dtype(dtype).itemsize == 8 else 2
 

@@ -381,6 +381,15 @@ def _beta_shapes(r_hat, visits, sums):
     return jnp.stack([1 + sums, 1 + jnp.maximum(n - sums, 0)], axis=-1)
 
 
+def _gamma_and_beta(key, alpha, beta_shapes):
+    """Gamma(``alpha``) draws ``[..., S]`` (unnormalised Dirichlet rows) and Beta draws
+    ``[...]`` of the shapes ``beta_shapes [..., 2]`` (:func:`_beta_shapes`), from one
+    :func:`_gamma` call: one rejection loop for both."""
+    S = alpha.shape[-1]
+    g = _gamma(key, jnp.concatenate([alpha, beta_shapes], axis=-1))
+    return g[..., :S], g[..., S] / (g[..., S] + g[..., S + 1])
+
+
 def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
                      *, force_untried: bool = False):
     """MDP-PS, posterior sampling (paper section 3.4) with a uniform Dirichlet prior.
@@ -405,16 +414,13 @@ def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo 
     """
     p_hat, r, admissible, visits, _ = _current(t, x, counts, estimate)
     alpha = counts[x].astype(p_hat.dtype) + 1.0  # [A, S]
-    S = alpha.shape[-1]
-    if rewards is None:
+    if rewards is not None and rewards.law != "gaussian":  # Beta posteriors
+        weights, r = _gamma_and_beta(key, alpha, _beta_shapes(r, visits, rewards.sums[x]))
+    else:
         weights = _gamma(key, alpha)
-    elif rewards.law == "gaussian":
-        weights = _gamma(key, alpha)
-        noise = jax.random.normal(jax.random.fold_in(key, 1), r.shape, r.dtype)
-        r = r + rewards.sigma * noise / jnp.sqrt(visits.astype(r.dtype) + 1)
-    else:  # one Gamma call for the Dirichlet weights and the Beta rewards
-        g = _gamma(key, jnp.concatenate([alpha, _beta_shapes(r, visits, rewards.sums[x])], -1))
-        weights, r = g[:, :S], g[:, S] / (g[:, S] + g[:, S + 1])
+        if rewards is not None:  # Gaussian posteriors
+            noise = jax.random.normal(jax.random.fold_in(key, 1), r.shape, r.dtype)
+            r = r + rewards.sigma * noise / jnp.sqrt(visits.astype(r.dtype) + 1)
     # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
     index = r + (weights @ estimate.bias) / jnp.sum(weights, axis=-1)
     action = _argmax_admissible(index, admissible)

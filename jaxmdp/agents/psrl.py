@@ -73,7 +73,7 @@ from jax import lax
 
 from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.paper import _beta_shapes, _gamma, _validate
+from jaxmdp.agents.paper import _beta_shapes, _gamma, _gamma_and_beta, _validate
 from jaxmdp.planning import _default_rtol, _improve, policy_iteration
 
 __all__ = [
@@ -131,7 +131,8 @@ def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
 
     The Gamma draws behind the Dirichlet rows and, with learned rewards, the Beta reward
     means (``G1 / (G1 + G2)``) are one call of the exact sampler
-    :func:`jaxmdp.agents.paper._gamma` (one rejection loop per plan, not two).
+    :func:`jaxmdp.agents.paper._gamma` (one rejection loop per plan, not two; shared
+    with MDP-PS, :func:`jaxmdp.agents.paper._gamma_and_beta`).
 
     Args:
         key: PRNG key.
@@ -143,16 +144,14 @@ def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
     Returns:
         ``(P~ [S, A, S], R~ [S, A])``.
     """
-    rewards = jnp.asarray(rewards)
-    S = counts.shape[-1]
-    alpha = counts.astype(rewards.dtype) + 1.0
+    R = jnp.asarray(rewards)
+    alpha = counts.astype(R.dtype) + 1.0
     if known_rewards:
         g = _gamma(key, alpha)
-        return g / jnp.sum(g, axis=-1, keepdims=True), rewards
-    shapes = _beta_shapes(rewards, jnp.sum(counts, axis=-1), reward_sums)  # [S, A, 2]
-    g = _gamma(key, jnp.concatenate([alpha, shapes], axis=-1))
-    P = g[..., :S] / jnp.sum(g[..., :S], axis=-1, keepdims=True)
-    return P, g[..., S] / (g[..., S] + g[..., S + 1])
+    else:
+        g, R = _gamma_and_beta(key, alpha,
+                               _beta_shapes(R, jnp.sum(counts, axis=-1), reward_sums))
+    return g / jnp.sum(g, axis=-1, keepdims=True), R
 
 
 def _init(key, spec: EnvSpec, config: TSDEConfig) -> TSDEState:
