@@ -27,10 +27,6 @@ module registers it; give it a NumPy loop by adding ``name: callable`` to ``NUMP
         [--replications 100 1000] [--horizon 2000] [--numpy-replications 2] [--x64]
     python benchmarks/baselines.py --ucrl3-size   # UCRL2, RiverSwim-6, T = 10^7, 50 reps
 
-``--cpu-devices 2`` splits the CPU into two JAX devices (``jaxmdp.set_cpu_devices``), the
-replications split over them: on a 2-core CPU that uses both cores, where a NumPy loop
-uses one (the README reports both).
-
 ``--ucrl3-size`` runs once the size of the UCRL3 paper's RiverSwim-6 experiment for UCRL2
 (Bourel, Maillard & Talebi 2020: T = 10^7, 50 replications) and prints the wall time,
 compile included, with the mean pseudo-regret.
@@ -113,7 +109,6 @@ def ucrl3_size(args):
     horizon, reps = 10_000_000, 50
     print(f"UCRL2 on riverswim-6, T = {horizon:.0e}, {reps} replications, "
           f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
-          f"{len(jax.devices())} device(s), "
           f"load average {_load()} at start", flush=True)
     traj, wall = _timed(lambda: jax.block_until_ready(
         jm.simulate(mdp, "ucrl2", horizon, reps, seed=0, progress=args.progress,
@@ -149,9 +144,6 @@ def main(argv=None):
                         help="skip the planning fraction and the with/without-planning "
                              "timings")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
-    parser.add_argument("--cpu-devices", type=int, default=1,
-                        help="JAX CPU devices (jaxmdp.set_cpu_devices; replications split "
-                             "over them; default 1, JAX's default)")
     parser.add_argument("--ucrl3-size", action="store_true",
                         help="run UCRL2 on riverswim-6 for T = 10^7 with 50 replications "
                              "once and print the wall time (compile included)")
@@ -167,9 +159,7 @@ def main(argv=None):
 
     import jaxmdp as jm
 
-    jm.set_cpu_devices(args.cpu_devices)
-    print(f"jax {jax.__version__} on {len(jax.devices())} {jax.devices()[0].platform} "
-          f"device(s), "
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
           f"{_load()} at start", flush=True)
     if args.ucrl3_size:

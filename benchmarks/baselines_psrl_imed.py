@@ -12,9 +12,7 @@ round, and the cost of one batched agent round with no replication planning, wit
 The machine's load average is printed with each line (the machine may be shared).
 
 Run ``python benchmarks/baselines_psrl_imed.py`` (defaults: horizon 2000, replications
-100 and 1000, riverswim-6 and grid-4-room, float32) or with ``--x64``; ``--cpu-devices
-2`` splits the CPU into two JAX devices (``jaxmdp.set_cpu_devices``; on a 2-core CPU
-both cores, where the NumPy loop uses one).
+100 and 1000, riverswim-6 and grid-4-room, float32) or with ``--x64``.
 """
 
 from __future__ import annotations
@@ -57,8 +55,7 @@ def planning_fraction(states, actions, S, A):
 
 
 def round_costs(jm, mdp, agent, traj, repeats=20):
-    """Microseconds of one batched TSDE round with 0, 1, 16 and all replications planning
-    (on one device)."""
+    """Microseconds of one batched TSDE round with 0, 1, 16 and all replications planning."""
     import jax
     import jax.numpy as jnp
 
@@ -66,7 +63,6 @@ def round_costs(jm, mdp, agent, traj, repeats=20):
     from jaxmdp.simulate import env_spec
 
     spec = env_spec(mdp)
-    traj = jax.device_put(traj, jax.devices()[0])  # one device, also with --cpu-devices
     state = traj.agent_state
     reps = state.policy.shape[0]
     counts = traj.counts
@@ -102,9 +98,6 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed cached calls (other seeds); the fastest is reported")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
-    parser.add_argument("--cpu-devices", type=int, default=1,
-                        help="JAX CPU devices (jaxmdp.set_cpu_devices; replications split "
-                             "over them; default 1, JAX's default)")
     args = parser.parse_args(argv)
     import jax
 
@@ -113,9 +106,7 @@ def main(argv=None):
 
     import jaxmdp as jm
 
-    jm.set_cpu_devices(args.cpu_devices)
-    print(f"jax {jax.__version__} {len(jax.devices())} {jax.devices()[0].platform} "
-          f"device(s) x64={args.x64} "
+    print(f"jax {jax.__version__} {jax.devices()[0].platform} x64={args.x64} "
           f"cpus={os.cpu_count()} horizon={args.horizon} {_load()}", flush=True)
     for env in args.envs:
         mdp = jm.envs.make(env)

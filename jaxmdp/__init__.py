@@ -9,7 +9,6 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import envs, examples
-from jaxmdp._sharding import set_cpu_devices
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.evi import EVIResult, EVIStatus, evi
@@ -75,7 +74,6 @@ __all__ = [
     "evi",
     "Trajectories",
     "simulate",
-    "set_cpu_devices",
     "GainSensitivity",
     "IndexSensitivity",
     "LowerBoundSensitivity",

@@ -16,53 +16,16 @@ to every process with ``multihost_utils.process_allgather``).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["AXIS", "gather", "pad_replications", "replication_mesh", "set_cpu_devices", "shard",
-           "shard_map"]
+__all__ = ["AXIS", "gather", "pad_replications", "replication_mesh", "shard", "shard_map"]
 
 #: Name of the mesh axis that replications are split over.
 AXIS = "replications"
-
-
-def set_cpu_devices(num_devices: int) -> None:
-    """Splits this machine's CPU into ``num_devices`` JAX devices (JAX's default is one).
-
-    :func:`jaxmdp.simulate` splits replications over every visible device, so on a CPU
-    with several cores ``set_cpu_devices(cores)`` runs one block of replications per core.
-    On the 2-core CPU of the README's measurements 2 devices run TSDE and UCRL2 at 1,000
-    replications 1.7-1.9 times as fast as one device (one device's programs gain little
-    from XLA's own multi-threading: these are loops of small operations). Results do not
-    change: replication ``i`` computes the same numbers on any number of devices. It
-    only concerns the CPU backend: on a GPU machine ``simulate`` uses the GPUs. Same as
-    ``jax.config.update("jax_num_cpu_devices", n)`` (or
-    ``XLA_FLAGS=--xla_force_host_platform_device_count=n``), and like them it must run
-    before JAX's first computation in the process.
-
-    Args:
-        num_devices: a positive int.
-
-    Raises:
-        ValueError: for a ``num_devices`` that is not a positive int, or when JAX has
-            already started with another number of CPU devices (a call with the
-            number it has is a no-op).
-    """
-    if (isinstance(num_devices, bool) or not isinstance(num_devices, numbers.Integral)
-            or num_devices < 1):
-        raise ValueError(f"num_devices must be a positive integer, got {num_devices!r}")
-    try:
-        jax.config.update("jax_num_cpu_devices", int(num_devices))
-    except RuntimeError:  # JAX's backends already started
-        have = len(jax.devices("cpu"))
-        if have != num_devices:
-            raise ValueError(f"num_devices={num_devices}: JAX has already started with {have} "
-                             f"CPU device(s); call set_cpu_devices before any JAX "
-                             f"computation") from None
 
 
 def replication_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:

@@ -62,10 +62,6 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep every k-th round of the curves (default: about 1,000 "
                           "points)")
     run.add_argument("--x64", action="store_true", help="float64 (default float32)")
-    run.add_argument("--cpu-devices", type=_positive_int("--cpu-devices"), default=None,
-                     help="split the CPU into this many JAX devices, replications split "
-                          "over them (e.g. the number of cores; same results, faster; "
-                          "default: JAX's one CPU device; no effect on a GPU machine)")
     run.add_argument("--force", action="store_true", help="recompute saved agents")
     run.add_argument("--plot-only", action="store_true",
                      help="redraw table and figure from saved results")
@@ -91,11 +87,8 @@ def run(args) -> int:
     """``jaxmdp run``: returns the exit code."""
     import jax
 
-    import jaxmdp as jm
-
-    if args.cpu_devices is not None:
-        jm.set_cpu_devices(args.cpu_devices)
     jax.config.update("jax_enable_x64", args.x64)
+    import jaxmdp as jm
     from jaxmdp import plotting, runner
 
     mdp = _mdp(args)

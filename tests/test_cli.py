@@ -82,21 +82,3 @@ def test_runner_rejects_duplicate_labels():
     with pytest.raises(ValueError, match="distinct labels"):
         runner.run_agents(None, jm.envs.make("paper-mdp"), agents=["ucb", "ucb"], horizon=5,
                           replications=1, progress=False)
-
-
-def test_set_cpu_devices_rejects_bad_values_and_a_started_jax(tmp_path, capsys):
-    import jax
-
-    for bad in (0, -2, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="num_devices must be a positive integer"):
-            jm.set_cpu_devices(bad)
-    have = len(jax.devices("cpu"))  # JAX has started in this process
-    jm.set_cpu_devices(have)  # the number it has: nothing to do
-    with pytest.raises(ValueError, match=f"already started with {have} CPU device"):
-        jm.set_cpu_devices(have + 1)
-    argv = ["run", "--env", "riverswim-6", "--agents", "ucb", "--horizon", "10", "--out",
-            str(tmp_path), "--no-progress", "--cpu-devices", str(have + 1)]
-    assert cli.main(argv) == 2
-    assert "call set_cpu_devices before any JAX computation" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        cli.main(argv[:-1] + ["0"])

@@ -8,8 +8,7 @@ padded) and IMED-RL, MDP-PS on a garnet with simulate's planner options and reco
 rounds over two chunks, and MDP-PS learning Bernoulli rewards with options of its own (7
 replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
 four devices. The one-device runs are those that test_ucrl.py, test_psrl_imed.py and
-test_scale.py check (simulated once per process). A second subprocess runs the command
-line with ``--cpu-devices 2`` (``jaxmdp.set_cpu_devices``) on the TSDE spec.
+test_scale.py check (simulated once per process).
 """
 
 import sys
@@ -82,24 +81,3 @@ def test_sharded_runs_equal_single_device_runs(run_on_host_devices, tmp_path):
     assert np.sum(ps.counts) == 7 * 120
     # Different replications are different runs.
     assert not np.array_equal(ps.counts[0], ps.counts[1])
-
-
-def test_cli_cpu_devices_option_equals_the_one_device_run(run_on_host_devices, tmp_path):
-    # `jaxmdp run --cpu-devices 2` in a child process whose JAX would otherwise start with
-    # one CPU device: the option makes it two, and the shared TSDE spec (6 replications,
-    # 3 per device) saves the trajectories of this process's one-device run.
-    env, agent, options, kwargs = SHARED_RUNS["tsde"]
-    assert not options
-    args = ["run", "--env", env, "--agents", agent, "--horizon", str(kwargs["horizon"]),
-            "--replications", str(kwargs["replications"]), "--seed", str(kwargs["seed"]),
-            "--out", str(tmp_path), "--no-progress", "--x64", "--cpu-devices", "2"]
-    child = ("import sys, jax; from jaxmdp import cli\n"
-             "assert cli.main(sys.argv[1:]) == 0\n"
-             "assert len(jax.devices()) == 2, jax.devices()\n")
-    run_on_host_devices(child, 1, *args)
-    saved = np.load(tmp_path / "results.npz")
-    one = shared_run("tsde")
-    assert saved["pseudo_regret_tsde"].shape == (6, 120)
-    np.testing.assert_array_equal(saved["pseudo_regret_tsde"],
-                                  np.asarray(one.pseudo_regret, np.float32))
-    np.testing.assert_array_equal(saved["regret_tsde"], np.asarray(one.regret, np.float32))
