@@ -27,6 +27,13 @@ module registers it; give it a NumPy loop by adding ``name: callable`` to ``NUMP
         [--replications 100 1000] [--horizon 2000] [--numpy-replications 2] [--x64]
     python benchmarks/baselines.py --ucrl3-size   # UCRL2, RiverSwim-6, T = 10^7, 50 reps
 
+``--cpu-devices 2`` splits the CPU into two JAX devices (``jax_num_cpu_devices``; the
+replications split over them, same results): on a 2-core CPU both cores, where a NumPy
+loop uses one. Not an option of ``jaxmdp`` itself because it can hang: with jaxlib 0.10.2
+on this 2-core CPU, IMED-RL on grid-4-room never returns from its first call (both threads
+of XLA's intra-op pool wait inside the batched LU's ``ParallelBatchMap`` for work that no
+free thread can run); UCRL2, KL-UCRL and TSDE ran to completion.
+
 ``--ucrl3-size`` runs once the size of the UCRL3 paper's RiverSwim-6 experiment for UCRL2
 (Bourel, Maillard & Talebi 2020: T = 10^7, 50 replications) and prints the wall time,
 compile included, with the mean pseudo-regret.
@@ -109,6 +116,7 @@ def ucrl3_size(args):
     horizon, reps = 10_000_000, 50
     print(f"UCRL2 on riverswim-6, T = {horizon:.0e}, {reps} replications, "
           f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
+          f"{len(jax.devices())} device(s), "
           f"load average {_load()} at start", flush=True)
     traj, wall = _timed(lambda: jax.block_until_ready(
         jm.simulate(mdp, "ucrl2", horizon, reps, seed=0, progress=args.progress,
@@ -144,6 +152,9 @@ def main(argv=None):
                         help="skip the planning fraction and the with/without-planning "
                              "timings")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    parser.add_argument("--cpu-devices", type=int, default=1,
+                        help="JAX CPU devices, replications split over them (default 1; "
+                             "see the module docstring: 2 can hang)")
     parser.add_argument("--ucrl3-size", action="store_true",
                         help="run UCRL2 on riverswim-6 for T = 10^7 with 50 replications "
                              "once and print the wall time (compile included)")
@@ -159,7 +170,10 @@ def main(argv=None):
 
     import jaxmdp as jm
 
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
+    if args.cpu_devices != 1:  # before JAX's first computation
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
+    print(f"jax {jax.__version__} on {len(jax.devices())} {jax.devices()[0].platform} "
+          f"device(s), "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
           f"{_load()} at start", flush=True)
     if args.ucrl3_size:

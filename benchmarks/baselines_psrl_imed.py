@@ -13,6 +13,14 @@ The machine's load average is printed with each line (the machine may be shared)
 
 Run ``python benchmarks/baselines_psrl_imed.py`` (defaults: horizon 2000, replications
 100 and 1000, riverswim-6 and grid-4-room, float32) or with ``--x64``.
+
+``--cpu-devices 2`` splits the CPU into two JAX devices (``jax_num_cpu_devices``; the
+replications split over them, same results): on a 2-core CPU both cores, where a NumPy
+loop uses one. Not an option of ``jaxmdp`` itself because it can hang: with jaxlib 0.10.2
+on this 2-core CPU, IMED-RL on grid-4-room never returns from its first call (both threads
+of XLA's intra-op pool wait inside the batched LU's ``ParallelBatchMap`` for work that no
+free thread can run); UCRL2, KL-UCRL and TSDE ran to completion. (So run
+``--cpu-devices 2`` with ``--agents tsde`` or ``--envs riverswim-6``.)
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ def round_costs(jm, mdp, agent, traj, repeats=20):
     from jaxmdp.simulate import env_spec
 
     spec = env_spec(mdp)
+    traj = jax.device_put(traj, jax.devices()[0])  # one device, also with --cpu-devices
     state = traj.agent_state
     reps = state.policy.shape[0]
     counts = traj.counts
@@ -98,6 +107,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed cached calls (other seeds); the fastest is reported")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    parser.add_argument("--cpu-devices", type=int, default=1,
+                        help="JAX CPU devices, replications split over them (default 1; "
+                             "see the module docstring: 2 can hang)")
     args = parser.parse_args(argv)
     import jax
 
@@ -106,7 +118,10 @@ def main(argv=None):
 
     import jaxmdp as jm
 
-    print(f"jax {jax.__version__} {jax.devices()[0].platform} x64={args.x64} "
+    if args.cpu_devices != 1:  # before JAX's first computation
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
+    print(f"jax {jax.__version__} {len(jax.devices())} {jax.devices()[0].platform} "
+          f"device(s) x64={args.x64} "
           f"cpus={os.cpu_count()} horizon={args.horizon} {_load()}", flush=True)
     for env in args.envs:
         mdp = jm.envs.make(env)
