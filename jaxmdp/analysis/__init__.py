@@ -1,0 +1,1 @@
+"""Analysis of MDPs and of saved regret results (NumPy/SciPy, outside ``jit``)."""
