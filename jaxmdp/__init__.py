@@ -10,6 +10,16 @@ analysis. Everything public is re-exported here; nothing else is public.
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.analysis.statistics import (
+    ConfidenceInterval,
+    PairedDifference,
+    bootstrap_ci,
+    interquartile_mean,
+    mean_ci,
+    normalised_regret,
+    paired_difference,
+    stratified_bootstrap_ci,
+)
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.evi import EVIResult, EVIStatus, evi
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
@@ -80,4 +90,12 @@ __all__ = [
     "gain_sensitivity",
     "index_sensitivity",
     "lower_bound_sensitivity",
+    "ConfidenceInterval",
+    "PairedDifference",
+    "bootstrap_ci",
+    "interquartile_mean",
+    "mean_ci",
+    "normalised_regret",
+    "paired_difference",
+    "stratified_bootstrap_ci",
 ]

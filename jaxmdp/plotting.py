@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from jaxmdp.analysis.statistics import mean_ci
+
 #: Display names and colours of the paper's agents (fixed, so figures stay comparable).
 AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS",
                 "ucrl2": "UCRL2", "kl_ucrl": "KL-UCRL", "tsde": "TSDE", "imed_rl": "IMED-RL"}
@@ -19,27 +21,6 @@ AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": 
                 "ucrl2": "tab:orange", "kl_ucrl": "tab:brown", "tsde": "tab:pink",
                 "imed_rl": "tab:olive"}
 LOWER_BOUND_COLOR = "black"
-
-
-def mean_ci(values, *, axis: int = 0, z: float = 1.96):
-    """Mean and normal-approximation confidence band of the mean along ``axis``.
-
-    Args:
-        values: array of samples, e.g. ``[replications, times]``.
-        axis: the replication axis.
-        z: the normal quantile (1.96 for 95%).
-
-    Returns:
-        ``(mean, lower, upper)``, each with ``axis`` removed. With one sample the band
-        has zero width.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    n = values.shape[axis]
-    mean = values.mean(axis=axis)
-    if n < 2:
-        return mean, mean.copy(), mean.copy()
-    half = z * values.std(axis=axis, ddof=1) / np.sqrt(n)
-    return mean, mean - half, mean + half
 
 
 def median_quartiles(values, *, axis: int = 0):

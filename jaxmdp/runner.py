@@ -5,8 +5,11 @@ Every regret experiment (``experiments/regret.py``, ``robustness.py``,
 go through :func:`run_agents`: it simulates each agent with :func:`jaxmdp.simulate` and
 saves the results file atomically (a temporary file, then a rename) after each agent, so an
 interrupted run resumes where it stopped and a finished one is never recomputed unless
-``force``. :func:`summary_rows` turns the saved curves into a table (mean with 95% CI,
-median with quartiles, wall time), written as CSV and markdown by :func:`write_tables`.
+``force``. :func:`summary_rows` turns the saved curves into a table (mean with its normal
+95% CI and its bootstrap interval, median with its bootstrap interval and quartiles, wall
+time) and :func:`paired_rows` into paired differences between agents on the same seeds,
+written as CSV and markdown by :func:`write_tables`; every table states the number of
+replications and the interval.
 
 Example:
     >>> import jaxmdp as jm
@@ -30,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxmdp.agents import Agent, get_agent
+from jaxmdp.analysis.statistics import bootstrap_ci, mean_ci, paired_difference
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import regret_lower_bound
 from jaxmdp.simulate import simulate
@@ -38,6 +42,7 @@ __all__ = [
     "RESULTS_VERSION",
     "curves",
     "load_npz",
+    "paired_rows",
     "parse_agents",
     "rows_to_csv",
     "run_agents",
@@ -50,6 +55,9 @@ __all__ = [
 #: Bumped when an agent's behaviour changes, so saved results are not reused across it
 #: (2: MDP-PS and MDP-DMED follow the paper at zero counts).
 RESULTS_VERSION = 2
+
+#: The bootstrap intervals of the summary tables (:func:`~jaxmdp.bootstrap_ci`, BCa).
+BOOTSTRAP = dict(level=0.95, method="BCa", n_resamples=9999, seed=0)
 
 
 def write_atomic(path: Path | str, write, suffix: str = ".tmp") -> Path:
@@ -183,9 +191,32 @@ def curves(data: dict, labels: Sequence[str]) -> dict[str, np.ndarray]:
             if f"pseudo_regret_{label}" in data}
 
 
+def _bootstrap(values: np.ndarray, statistic: str) -> tuple[float, float, str]:
+    """(low, high, description) of the tables' bootstrap interval; NaN for one value."""
+    if len(values) < 2:
+        return np.nan, np.nan, "none (1 replication)"
+    ci = bootstrap_ci(values, statistic, **BOOTSTRAP)
+    return ci.low, ci.high, _describe(ci.level, ci.method)
+
+
+def _describe(level: float, method: str) -> str:
+    return (f"{level:.0%} {method} bootstrap, {BOOTSTRAP['n_resamples']} resamples, "
+            f"seed {BOOTSTRAP['seed']}")
+
+
+def _finals(data: dict, label: str) -> np.ndarray:
+    return np.asarray(data[f"pseudo_regret_{label}"][:, -1], np.float64)
+
+
 def summary_rows(data: dict, labels: Sequence[str]) -> list[dict]:
     """One row per agent: pseudo-regret at the horizon (mean, 95% CI half-width, median,
-    quartiles, sd), realised regret (mean, CI) and wall seconds."""
+    quartiles, sd), realised regret (mean, CI), wall seconds, then the bootstrap intervals
+    of the mean (``ci_low``, ``ci_high``) and of the median (``median_ci_low``,
+    ``median_ci_high``) with their descriptions (``interval``, ``median_interval``).
+
+    ``ci95`` and ``realised_ci95`` are the half-widths of the normal-approximation
+    interval (:func:`~jaxmdp.mean_ci`, ``1.96 sd / sqrt(n)``; 0 for one replication);
+    the bootstrap intervals follow ``BOOTSTRAP`` (NaN for one replication)."""
     rows = []
     for label in labels:
         if f"pseudo_regret_{label}" not in data:
@@ -193,30 +224,89 @@ def summary_rows(data: dict, labels: Sequence[str]) -> list[dict]:
         final = np.asarray(data[f"pseudo_regret_{label}"][:, -1], np.float64)
         realised = np.asarray(data[f"regret_{label}"][:, -1], np.float64)
         n = len(final)
-        half = 1.96 * final.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
-        rhalf = 1.96 * realised.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
+        half = mean_ci(final)[2] - final.mean()
+        rhalf = mean_ci(realised)[2] - realised.mean()
         q1, median, q3 = np.percentile(final, [25, 50, 75])
+        low, high, interval = _bootstrap(final, "mean")
+        median_low, median_high, median_interval = _bootstrap(final, "median")
         rows.append(dict(agent=label, horizon=int(data["times"][-1]), replications=n,
                          mean=final.mean(), ci95=half, median=median, q1=q1, q3=q3,
                          sd=final.std(ddof=1) if n > 1 else 0.0,
                          realised_mean=realised.mean(), realised_ci95=rhalf,
-                         seconds=float(data.get(f"seconds_{label}", np.nan))))
+                         seconds=float(data.get(f"seconds_{label}", np.nan)),
+                         ci_low=low, ci_high=high, median_ci_low=median_low,
+                         median_ci_high=median_high, interval=interval,
+                         median_interval=median_interval))
     return rows
 
 
-def _markdown(rows: list[dict], lower_bound: float) -> str:
+def paired_rows(data: dict, labels: Sequence[str]) -> list[dict]:
+    """One row per pair of agents ``(a, b)``, ``a`` listed before ``b``: the paired
+    difference of pseudo-regret at the horizon over the same seeds (replication ``i`` of
+    every agent runs on seed ``i``): ``mean_difference`` (mean of ``a - b``), its bootstrap
+    interval (``ci_low``, ``ci_high``, described in ``interval``; NaN for one
+    replication), ``fraction_a_lower`` and ``fraction_tied`` (fractions of seeds with
+    ``a < b`` and ``a == b``; see :func:`~jaxmdp.paired_difference`)."""
+    present = [label for label in labels if f"pseudo_regret_{label}" in data]
+    rows = []
+    for i, a in enumerate(present):
+        for b in present[i + 1:]:
+            x, y = _finals(data, a), _finals(data, b)
+            n = len(x)
+            if n > 1:
+                diff = paired_difference(x, y, **BOOTSTRAP)
+                low, high, interval = diff.low, diff.high, _describe(diff.level,
+                                                                      diff.method)
+            else:
+                low, high, interval = np.nan, np.nan, "none (1 replication)"
+            rows.append(dict(agent_a=a, agent_b=b, horizon=int(data["times"][-1]),
+                             replications=n, mean_difference=float(np.mean(x - y)),
+                             ci_low=low, ci_high=high,
+                             fraction_a_lower=float(np.mean(x < y)),
+                             fraction_tied=float(np.mean(x == y)), interval=interval))
+    return rows
+
+
+def _interval_text(low: float, high: float) -> str:
+    return "n/a" if np.isnan(low) else f"[{low:.2f}, {high:.2f}]"
+
+
+def _markdown(rows: list[dict], lower_bound: float, pairs: Sequence[dict] = ()) -> str:
     horizon = rows[0]["horizon"] if rows else 0
-    lines = [f"Pseudo-regret at t = {horizon} ({rows[0]['replications'] if rows else 0} "
-             f"replications); lower bound C ln t = {lower_bound:.4g} x "
-             f"{np.log(max(horizon, 1)):.3f} = {lower_bound * np.log(max(horizon, 1)):.4g}",
+    n = rows[0]["replications"] if rows else 0
+    lines = [f"Pseudo-regret at t = {horizon} ({n} replications); lower bound C ln t = "
+             f"{lower_bound:.4g} x {np.log(max(horizon, 1)):.3f} = "
+             f"{lower_bound * np.log(max(horizon, 1)):.4g}",
              "",
-             "| agent | mean ± 95% CI | median [q1, q3] | realised regret | wall s |",
-             "|---|---|---|---|---|"]
+             f"Intervals over the {n} replications: ± is the normal-approximation 95% "
+             f"CI of the mean (1.96 sd / √n); [low, high] after the mean and the median "
+             f"are {rows[0]['interval'] if rows else 'bootstrap'} intervals "
+             f"(scipy.stats.bootstrap); q1, q3 are the sample quartiles.",
+             "",
+             "| agent | n | mean ± 95% CI | mean, bootstrap CI | median [q1, q3] | "
+             "median, bootstrap CI | realised regret | wall s |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['agent']} | {r['mean']:.2f} ± {r['ci95']:.2f} | "
+        lines.append(f"| {r['agent']} | {r['replications']} | {r['mean']:.2f} ± "
+                     f"{r['ci95']:.2f} | {_interval_text(r['ci_low'], r['ci_high'])} | "
                      f"{r['median']:.2f} [{r['q1']:.2f}, {r['q3']:.2f}] | "
+                     f"{_interval_text(r['median_ci_low'], r['median_ci_high'])} | "
                      f"{r['realised_mean']:.2f} ± {r['realised_ci95']:.2f} | "
                      f"{r['seconds']:.1f} |")
+    if pairs:
+        lines += ["",
+                  f"Paired differences of pseudo-regret at t = {horizon} over the same "
+                  f"{n} seeds: mean of a − b with its {pairs[0]['interval']} interval; "
+                  f"an interval below 0 favours a. a < b: fraction of seeds on which a had "
+                  f"less regret.",
+                  "",
+                  "| a − b | n | mean difference | bootstrap CI | a < b | tied |",
+                  "|---|---|---|---|---|---|"]
+        for p in pairs:
+            lines.append(f"| {p['agent_a']} − {p['agent_b']} | {p['replications']} | "
+                         f"{p['mean_difference']:.2f} | "
+                         f"{_interval_text(p['ci_low'], p['ci_high'])} | "
+                         f"{p['fraction_a_lower']:.0%} | {p['fraction_tied']:.0%} |")
     return "\n".join(lines) + "\n"
 
 
@@ -231,13 +321,19 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 
 def write_tables(data: dict, labels: Sequence[str], stem: Path | str) -> tuple[Path, Path]:
-    """Writes ``<stem>.csv`` and ``<stem>.md`` (atomically); returns their paths."""
+    """Writes ``<stem>.csv`` (:func:`summary_rows`) and ``<stem>.md`` (both tables), and
+    with two or more agents ``<stem>_paired.csv`` (:func:`paired_rows`), atomically;
+    returns the paths of ``<stem>.csv`` and ``<stem>.md``."""
     rows = summary_rows(data, labels)
+    pairs = paired_rows(data, labels)
     stem = Path(stem)
     paths = []
-    for suffix, text in ((".csv", rows_to_csv(rows)),
-                         (".md", _markdown(rows, float(data["lower_bound"])))):
+    outputs = [(stem.with_suffix(".csv"), rows_to_csv(rows)),
+               (stem.with_suffix(".md"), _markdown(rows, float(data["lower_bound"]), pairs))]
+    if pairs:
+        outputs.append((stem.with_name(f"{stem.name}_paired.csv"), rows_to_csv(pairs)))
+    for path, text in outputs:
         def write(tmp, text=text):
             Path(tmp).write_text(text)
-        paths.append(write_atomic(stem.with_suffix(suffix), write, suffix))
+        paths.append(write_atomic(path, write, path.suffix))
     return paths[0], paths[1]
