@@ -267,6 +267,15 @@ def paired_rows(data: dict, labels: Sequence[str]) -> list[dict]:
     return rows
 
 
+def _exceptions(rows: Sequence[dict], keys=("interval", "median_interval")) -> str:
+    """Where a row's interval is not the default one (BCa undefined, one replication)."""
+    default = _describe(BOOTSTRAP["level"], BOOTSTRAP["method"])
+    notes = [f"{r.get('agent') or r['agent_a'] + ' − ' + r['agent_b']}"
+             f"{' median' if key == 'median_interval' else ''}: {r[key]}"
+             for r in rows for key in keys if r[key] != default]
+    return f", except {'; '.join(notes)}" if notes else ""
+
+
 def _interval_text(low: float, high: float) -> str:
     return "n/a" if np.isnan(low) else f"[{low:.2f}, {high:.2f}]"
 
@@ -279,9 +288,10 @@ def _markdown(rows: list[dict], lower_bound: float, pairs: Sequence[dict] = ()) 
              f"{lower_bound * np.log(max(horizon, 1)):.4g}",
              "",
              f"Intervals over the {n} replications: ± is the normal-approximation 95% "
-             f"CI of the mean (1.96 sd / √n); [low, high] after the mean and the median "
-             f"are {rows[0]['interval'] if rows else 'bootstrap'} intervals "
-             f"(scipy.stats.bootstrap); q1, q3 are the sample quartiles.",
+             f"CI of the mean (1.96 sd / √n); the bootstrap CIs of the mean and of the "
+             f"median are {_describe(BOOTSTRAP['level'], BOOTSTRAP['method'])} "
+             f"(scipy.stats.bootstrap){_exceptions(rows)}; q1, q3 are the sample "
+             f"quartiles." if n > 1 else "One replication: no confidence intervals.",
              "",
              "| agent | n | mean ± 95% CI | mean, bootstrap CI | median [q1, q3] | "
              "median, bootstrap CI | realised regret | wall s |",
@@ -296,9 +306,11 @@ def _markdown(rows: list[dict], lower_bound: float, pairs: Sequence[dict] = ()) 
     if pairs:
         lines += ["",
                   f"Paired differences of pseudo-regret at t = {horizon} over the same "
-                  f"{n} seeds: mean of a − b with its {pairs[0]['interval']} interval; "
-                  f"an interval below 0 favours a. a < b: fraction of seeds on which a had "
-                  f"less regret.",
+                  f"{n} seeds: mean of a − b with its bootstrap CI "
+                  f"({_describe(BOOTSTRAP['level'], BOOTSTRAP['method'])}"
+                  f"{_exceptions(pairs, ('interval',))}); a CI below 0 favours a. a < b: "
+                  f"the fraction of seeds on which a had less regret." if n > 1 else
+                  f"Paired differences of pseudo-regret at t = {horizon} on one seed.",
                   "",
                   "| a − b | n | mean difference | bootstrap CI | a < b | tied |",
                   "|---|---|---|---|---|---|"]

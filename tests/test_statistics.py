@@ -385,3 +385,16 @@ def test_one_replication_tables_have_no_bootstrap_interval():
     assert rows[0]["interval"] == "none (1 replication)"
     assert runner.paired_rows(_fake_results(replications=1), ["ucb", "ps"])[0][
         "interval"] == "none (1 replication)"
+
+
+def test_markdown_names_intervals_that_differ_from_the_default(tmp_path):
+    data = _fake_results()
+    data["pseudo_regret_ps"][:, -1] = 0.0  # every median resample is 0
+    data["pseudo_regret_ps"][:3, -1] = 5.0
+    _, md_path = runner.write_tables(data, ["ucb", "ps"], tmp_path / "t")
+    assert "except ps median: 95% percentile bootstrap, 9999 resamples, seed 0" in (
+        md_path.read_text())
+    _, md_path = runner.write_tables(_fake_results(replications=1), ["ucb", "ps"],
+                                     tmp_path / "one")
+    text = md_path.read_text()
+    assert "One replication: no confidence intervals." in text and "| n/a |" in text
