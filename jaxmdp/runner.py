@@ -39,6 +39,7 @@ from jaxmdp.planning import regret_lower_bound
 from jaxmdp.simulate import simulate
 
 __all__ = [
+    "BOOTSTRAP",
     "RESULTS_VERSION",
     "curves",
     "load_npz",
