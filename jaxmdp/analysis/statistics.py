@@ -414,7 +414,8 @@ def interquartile_mean(scores) -> float:
 
     The mean of the middle half of the pooled, sorted scores: with ``N`` scores and
     ``k = floor(N / 4)``, the mean of the order statistics ``x_(k+1), ..., x_(N-k)``.
-    This is ``rliable``'s ``aggregate_iqm`` (``rliable/metrics.py``, lines 61–70:
+    This is ``rliable``'s ``aggregate_iqm`` (github.com/google-research/rliable at commit
+    3ccd9f4, ``rliable/metrics.py``, lines 61–70:
     ``scipy.stats.trim_mean(scores, proportiontocut=0.25, axis=None)``), which trims
     ``floor(N / 4)`` whole scores from each end; for ``N`` not divisible by 4 it is not
     the interpolated 25%–75% mean. Less sensitive to outlying runs than the mean, and
@@ -452,7 +453,8 @@ def stratified_bootstrap_ci(scores, *, statistic: str = "iqm", level: float = 0.
     instances, not from the choice of instances.
 
     This follows ``rliable``'s ``StratifiedBootstrap`` with ``task_bootstrap=False``
-    (``rliable/library.py``, lines 114–121: run indices drawn independently per task)
+    (github.com/google-research/rliable at commit 3ccd9f4, ``rliable/library.py``,
+    lines 114–121: run indices drawn independently per task)
     and the default ``method='percentile'`` of its ``get_interval_estimates`` (line 214),
     with ``rliable``'s aggregates (``rliable/metrics.py``): ``"iqm"`` is
     ``aggregate_iqm`` (:func:`interquartile_mean` of all scores pooled), ``"mean"`` is
