@@ -73,17 +73,17 @@ def main(argv=None):
     for env, mdp in mdps.items():
         path = args.results_dir / f"{NAME}_{env}.npz"
         if args.plot_only:
-            data = runner.load_npz(path)
-            if data is None:
+            if not path.is_file():
                 raise SystemExit(f"--plot-only: no saved results at {path}")
         else:
             bound = jm.regret_lower_bound(mdp, known_rewards=False).constant
-            data = runner.run_agents(path, mdp, agents=agents, horizon=args.horizon,
-                                     replications=args.replications, seed=args.seed,
-                                     record_every=record_every, force=args.force,
-                                     progress=not args.no_progress,
-                                     lower_bound=float(bound))
-        replications = int(data["config"][1])
+            runner.run_agents(path, mdp, agents=agents, horizon=args.horizon,
+                              replications=args.replications, seed=args.seed,
+                              record_every=record_every, force=args.force,
+                              progress=not args.no_progress, lower_bound=float(bound),
+                              env=env)
+        settings, data = runner.load_results(path)
+        replications = settings["replications"]
         fig = plotting.comparison_figure(
             data["times"], runner.curves(data, labels),
             lower_bound=float(data["lower_bound"]), log_y=True,

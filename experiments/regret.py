@@ -84,7 +84,7 @@ def main(argv=None):
         data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
                           replications=args.replications, seed=args.seed,
                           record_every=args.record_every, force=args.force,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, env="paper-mdp")
     agents = [a for a in args.agents if f"pseudo_regret_{a}" in data]
     replications = data[f"pseudo_regret_{agents[0]}"].shape[0]
     fig = plotting.regret_figure(

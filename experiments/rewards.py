@@ -78,7 +78,7 @@ def main(argv=None):
             data = run_agents(path, mdp, agents=agents, horizon=args.horizon,
                               replications=args.replications, seed=args.seed,
                               record_every=args.record_every, force=args.force,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, env=env)
             if "lower_bound_learned" not in data:
                 bound = jm.regret_lower_bound(mdp, known_rewards=False).constant
                 data["lower_bound_learned"] = np.asarray(float(bound))

@@ -22,7 +22,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import base_parser, load_npz, save_figure  # noqa: E402
 from regret import (  # noqa: E402
-    RESULTS_VERSION,
     add_options,
     check_options,
     curves,
@@ -31,19 +30,23 @@ from regret import (  # noqa: E402
 )
 
 import jaxmdp as jm  # noqa: E402
-from jaxmdp import plotting  # noqa: E402
+from jaxmdp import plotting, runner  # noqa: E402
 
 NAME = "robustness"
 
 
 def baseline(args, mdp):
     """Un-rigged runs with the same settings: reused from regret.npz, else computed."""
-    config = np.array([args.horizon, args.replications, args.seed, args.record_every, 0,
-                       RESULTS_VERSION])
+    requested = runner.run_settings(mdp, args.agents, horizon=args.horizon,
+                                    replications=args.replications, seed=args.seed,
+                                    record_every=args.record_every)
     regret_path = args.results_dir / "regret.npz"
-    saved = load_npz(regret_path)
-    if (saved is not None and np.array_equal(saved.get("config"), config)
-            and all(f"pseudo_regret_{a}" in saved for a in args.agents)):
+    try:
+        settings, saved = runner.load_results(regret_path)
+    except (FileNotFoundError, ValueError):
+        settings, saved = None, None
+    if (saved is not None and runner.settings_difference(settings, requested) is None
+            and all(a in settings["agents"] for a in args.agents)):
         print(f"un-rigged curves: reusing {regret_path}", flush=True)
         return saved
     if args.plot_only:
@@ -51,7 +54,7 @@ def baseline(args, mdp):
     return run_agents(args.results_dir / f"{NAME}_baseline.npz", mdp, agents=args.agents,
                       horizon=args.horizon, replications=args.replications,
                       seed=args.seed, record_every=args.record_every, force=args.force,
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, env="paper-mdp")
 
 
 def main(argv=None):
@@ -69,7 +72,7 @@ def main(argv=None):
                           replications=args.replications, seed=args.seed,
                           record_every=args.record_every,
                           initial_counts=jm.examples.rigged_counts(), force=args.force,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, env="paper-mdp")
     base = baseline(args, mdp)
     agents = [a for a in args.agents if f"pseudo_regret_{a}" in data]
     replications = data[f"pseudo_regret_{agents[0]}"].shape[0]

@@ -1,16 +1,19 @@
-"""The ``jaxmdp`` command line: regret experiments on named environments.
+"""The ``jaxmdp`` command line: regret experiments on named environments or saved MDPs.
 
 ::
 
     jaxmdp run --env riverswim-6 --agents ucb,ps,ucrl2 --horizon 100000 \\
                --replications 100 --out results/rs6
+    jaxmdp run --env my_mdp.npz --agents ucb,ps --out results/mine  # from MDP.save
     jaxmdp envs            # the environments, with S, A, optimal gain and lower bound
     jaxmdp agents          # the agents jaxmdp.get_agent knows
 
-``jaxmdp run`` writes ``<out>/results.npz`` (atomically after each agent; re-running
-resumes and reuses finished agents unless ``--force``), ``<out>/table.csv``,
-``<out>/table.md`` and ``<out>/regret.png``; ``--plot-only`` redraws the table and figure
-from saved results. Also ``python -m jaxmdp``.
+``jaxmdp run`` writes ``<out>/results.npz`` and its settings ``<out>/results.json``
+(atomically after each agent; re-running resumes and reuses finished agents unless
+``--force``), ``<out>/table.csv``, ``<out>/table.md`` and ``<out>/regret.png``;
+``--plot-only`` redraws the table and figure from saved results. ``--env`` takes an
+environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
+``python -m jaxmdp``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run agents on an environment; write results, table "
                                      "and figure")
-    run.add_argument("--env", required=True, help="environment name (see `jaxmdp envs`)")
+    run.add_argument("--env", required=True,
+                     help="environment name (see `jaxmdp envs`) or an .npz file written by "
+                          "MDP.save")
     run.add_argument("--agents", required=True,
                      help="comma-separated agent names (see `jaxmdp agents`)")
     run.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000)
@@ -72,10 +77,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mdp(args):
+def _environment(text: str):
+    """``(mdp, label)`` for ``--env``: an existing ``.npz`` file read by
+    :meth:`jaxmdp.MDP.load` (label ``"file:<path>"``), else a :func:`jaxmdp.envs.make`
+    name."""
     import jaxmdp as jm
 
-    mdp = jm.envs.make(args.env)
+    path = Path(text)
+    if path.suffix.lower() == ".npz" or os.sep in text or (os.altsep and os.altsep in text):
+        if not path.is_file():
+            raise ValueError(f"--env: no MDP file at {text!r} (a value ending in .npz or "
+                             f"holding a path separator names a file written by MDP.save)")
+        try:
+            return jm.MDP.load(path), f"file:{text}"
+        except ValueError as error:
+            raise ValueError(f"--env: {error}") from None
+    try:
+        return jm.envs.make(text), text
+    except ValueError as error:
+        raise ValueError(f"--env: {error}") from None
+
+
+def _mdp(args):
+    mdp, args.env_label = _environment(args.env)
     if args.reward_law is not None:
         mdp = mdp.with_reward_law(args.reward_law, args.sigma)
     elif args.sigma is not None:
@@ -97,8 +121,7 @@ def run(args) -> int:
     labels = [label for label, _ in agents]
     path = args.out / "results.npz"
     if args.plot_only:
-        data = runner.load_npz(path)
-        if data is None:
+        if not path.is_file():
             raise ValueError(f"--plot-only: no saved results at {path}")
     else:
         learned = [not a.config.known_rewards for _, a in agents
@@ -109,12 +132,13 @@ def run(args) -> int:
                                  replications=args.replications, seed=args.seed,
                                  record_every=record_every, force=args.force,
                                  progress=not args.no_progress,
-                                 lower_bound=float(bound.constant))
+                                 lower_bound=float(bound.constant), env=args.env_label)
+    settings, data = runner.load_results(path)
     csv_path, md_path = runner.write_tables(data, labels, args.out / "table")
     fig = plotting.comparison_figure(
         data["times"], runner.curves(data, labels), lower_bound=float(data["lower_bound"]),
         title=f"{args.env}: cumulative pseudo-regret "
-              f"({data['config'][1]} replications)")
+              f"({settings['replications']} replications)")
     figure = runner.write_atomic(args.out / "regret.png",
                                  lambda tmp: fig.savefig(tmp, dpi=130, bbox_inches="tight",
                                                          format="png"), ".png")

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import os
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxmdp._files import write_atomic
+
 __all__ = ["MDP", "REWARD_LAWS"]
 
 #: The reward laws an :class:`MDP` can have (see :class:`MDP`).
 REWARD_LAWS = ("deterministic", "bernoulli", "gaussian")
+
+# The arrays of a file written by `MDP.save`.
+_FILE_ARRAYS = ("P", "R", "mask", "reward_law", "reward_sigma")
 
 # Absolute tolerance on the row sums of P (float64); see `_row_sum_tolerance`.
 ROW_SUM_ATOL = 1e-6
@@ -265,6 +272,113 @@ class MDP:
             'bernoulli'
         """
         return MDP(self.P, self.R, self.mask, reward_law=reward_law, reward_sigma=reward_sigma)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Writes the MDP to an ``.npz`` file that :meth:`load` reads back bit for bit.
+
+        The file holds the arrays ``P`` ``[S, A, S]`` and ``R`` ``[S, A]`` in their dtype
+        (float32 or float64), ``mask`` ``[S, A]`` (bool), ``reward_law`` (a string) and
+        ``reward_sigma`` (float64; 0 for the laws other than Gaussian), written with
+        :func:`numpy.savez` (no pickled objects) to a temporary file that is then
+        renamed, so ``path`` never holds a half-written file. The name is used as given
+        (``.npz`` is not appended); ``jaxmdp run --env`` recognises files ending in
+        ``.npz``.
+
+        Args:
+            path: the file to write; its folder is created if needed.
+
+        Returns:
+            ``path`` as a :class:`~pathlib.Path`.
+
+        Raises:
+            ValueError: if the MDP is a batch (``P`` of rank other than 3) or holds traced
+                values (inside ``jit``).
+
+        Example:
+            >>> import os, tempfile
+            >>> import jaxmdp as jm
+            >>> mdp = jm.envs.make("riverswim-6")
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     path = mdp.save(os.path.join(folder, "riverswim.npz"))
+            ...     again = jm.MDP.load(path)
+            >>> bool((again.P == mdp.P).all()), again.reward_law
+            (True, 'deterministic')
+        """
+        if _is_traced(self.P, self.R, self.mask):
+            raise ValueError("MDP.save needs concrete arrays, got traced values (inside jit)")
+        if self.P.ndim != 3:
+            raise ValueError(f"MDP.save writes one MDP, got a batch: P of shape {self.P.shape}")
+        arrays = dict(P=np.asarray(self.P), R=np.asarray(self.R),
+                      mask=np.asarray(self.mask, dtype=bool),
+                      reward_law=np.asarray(self.reward_law),
+                      reward_sigma=np.asarray(self.reward_sigma, dtype=np.float64))
+
+        def write(tmp):
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+        return write_atomic(path, write)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> MDP:
+        """Reads an MDP written by :meth:`save`, validated as by the constructor.
+
+        The arrays keep the dtype they were saved in (float64 arrays become float32 when
+        JAX runs without ``jax_enable_x64``). The file's arrays go through
+        :class:`MDP`'s constructor, so a corrupt or hand-made file is checked like
+        arrays passed to it.
+
+        Args:
+            path: an ``.npz`` file holding ``P``, ``R``, ``mask``, ``reward_law`` and
+                ``reward_sigma`` (see :meth:`save`).
+
+        Returns:
+            The :class:`MDP`.
+
+        Raises:
+            FileNotFoundError: if ``path`` is not a file.
+            ValueError: naming the file and the array when the file is not an ``.npz``
+                archive, misses one of the arrays, or holds arrays the constructor
+                rejects (for example a row of ``P`` not summing to 1, a negative entry
+                of ``P``, mismatched shapes, an unknown ``reward_law``).
+
+        Example:
+            >>> import os, tempfile
+            >>> import jax.numpy as jnp
+            >>> import jaxmdp as jm
+            >>> mdp = jm.MDP(jnp.full((2, 1, 2), 0.5), jnp.array([[0.25], [1.0]]),
+            ...              reward_law="bernoulli")
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     path = mdp.save(os.path.join(folder, "coin.npz"))
+            ...     again = jm.MDP.load(path)
+            >>> again.R.tolist(), again.reward_law
+            ([[0.25], [1.0]], 'bernoulli')
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"path: no MDP file at {str(path)!r}")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError) as error:
+            raise ValueError(f"path: {str(path)!r} is not an .npz file written by "
+                             f"MDP.save ({error})") from None
+        missing = [k for k in _FILE_ARRAYS if k not in arrays]
+        if missing:
+            raise ValueError(f"{str(path)!r} misses the array(s) {missing}; an MDP file "
+                             f"holds {list(_FILE_ARRAYS)}")
+        law, sigma = arrays["reward_law"], arrays["reward_sigma"]
+        if law.shape != () or law.dtype.kind != "U":
+            raise ValueError(f"{str(path)!r}: reward_law must be a string, got an array of "
+                             f"dtype {law.dtype} and shape {law.shape}")
+        if sigma.shape != () or sigma.dtype.kind not in "fiu":
+            raise ValueError(f"{str(path)!r}: reward_sigma must be a real number, got an "
+                             f"array of dtype {sigma.dtype} and shape {sigma.shape}")
+        law = str(law)
+        try:
+            return cls(arrays["P"], arrays["R"], arrays["mask"], reward_law=law,
+                       reward_sigma=float(sigma) if law == "gaussian" or sigma != 0 else None)
+        except ValueError as error:
+            raise ValueError(f"{str(path)!r}: {error}") from None
 
     @property
     def num_states(self) -> int:

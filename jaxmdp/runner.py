@@ -3,35 +3,50 @@
 Every regret experiment (``experiments/regret.py``, ``robustness.py``,
 ``regret_garnet.py``, ``rewards.py``, ``compare.py``) and the ``jaxmdp run`` command line
 go through :func:`run_agents`: it simulates each agent with :func:`jaxmdp.simulate` and
-saves the results file atomically (a temporary file, then a rename) after each agent, so an
-interrupted run resumes where it stopped and a finished one is never recomputed unless
-``force``. :func:`summary_rows` turns the saved curves into a table (mean with its normal
-95% CI and its bootstrap interval, median with its bootstrap interval and quartiles, wall
-time) and :func:`paired_rows` into paired differences between agents on the same seeds,
-written as CSV and markdown by :func:`write_tables`; every table states the number of
-replications and the interval.
+saves the results after each agent, so an interrupted run resumes where it stopped and a
+finished one is never recomputed unless ``force``. A results file ``<name>.npz`` holds the
+arrays (curves, times, wall seconds); beside it ``<name>.json`` holds the run's settings
+by name (jaxmdp version, environment, seed, horizon, each agent's options, ...). Both are
+written atomically (a temporary file, then a rename) and read back together by
+:func:`load_results`. :func:`summary_rows` turns the saved curves into a table (mean with
+its normal 95% CI and its bootstrap interval, median with its bootstrap interval and
+quartiles, wall time) and :func:`paired_rows` into paired differences between agents on
+the same seeds, written as CSV and markdown by :func:`write_tables`; every table states
+the number of replications and the interval.
 
 Example:
+    >>> import os, tempfile
     >>> import jaxmdp as jm
     >>> from jaxmdp import runner
-    >>> data = runner.run_agents(None, jm.envs.make("paper-mdp"), agents=["ucb"],
-    ...                          horizon=100, replications=4, seed=0, progress=False)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "results.npz")
+    ...     data = runner.run_agents(path, jm.envs.make("paper-mdp"), agents=["ucb"],
+    ...                              horizon=100, replications=4, seed=0,
+    ...                              env="paper-mdp", progress=False)
+    ...     settings, arrays = runner.load_results(path)
     >>> data["pseudo_regret_ucb"].shape
     (4, 100)
+    >>> settings["environment"], settings["horizon"], settings["agents"]["ucb"]["name"]
+    ('paper-mdp', 100, 'ucb')
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import enum
+import hashlib
+import importlib.metadata
 import io
-import os
-import tempfile
+import json
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from jaxmdp._files import write_atomic
 from jaxmdp.agents import Agent, get_agent
 from jaxmdp.analysis.statistics import bootstrap_ci, mean_ci, paired_difference
 from jaxmdp.mdp import MDP
@@ -40,14 +55,22 @@ from jaxmdp.simulate import simulate
 
 __all__ = [
     "BOOTSTRAP",
+    "INFORMATIONAL_SETTINGS",
     "RESULTS_VERSION",
+    "SETTINGS_FORMAT",
+    "agent_settings",
     "curves",
     "load_npz",
+    "load_results",
     "paired_rows",
     "parse_agents",
     "rows_to_csv",
     "run_agents",
+    "run_settings",
     "save_npz_atomic",
+    "save_results",
+    "settings_difference",
+    "settings_path",
     "summary_rows",
     "write_atomic",
     "write_tables",
@@ -60,22 +83,12 @@ RESULTS_VERSION = 2
 #: The bootstrap intervals of the summary tables (:func:`~jaxmdp.bootstrap_ci`, BCa).
 BOOTSTRAP = dict(level=0.95, method="BCa", n_resamples=9999, seed=0)
 
+#: The layout of the settings file written by :func:`save_results`.
+SETTINGS_FORMAT = 1
 
-def write_atomic(path: Path | str, write, suffix: str = ".tmp") -> Path:
-    """Calls ``write(tmp_path)`` on a temporary file beside ``path``, then renames it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+#: Settings that describe a run without changing its numbers; resuming does not compare
+#: them (the environment's arrays are compared through ``mdp``).
+INFORMATIONAL_SETTINGS = ("jaxmdp_version", "environment")
 
 
 def save_npz_atomic(path: Path | str, **arrays) -> Path:
@@ -87,11 +100,297 @@ def save_npz_atomic(path: Path | str, **arrays) -> Path:
 
 
 def load_npz(path: Path | str | None) -> dict[str, np.ndarray] | None:
-    """Loads a results file as a dict, or returns None if there is none."""
+    """Loads an ``.npz`` file's arrays as a dict, or returns None if there is none."""
     if path is None or not Path(path).exists():
         return None
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
+
+
+def settings_path(path: Path | str) -> Path:
+    """The settings file beside the results file ``path``: ``path`` with suffix ``.json``.
+
+    Example:
+        >>> from jaxmdp import runner
+        >>> runner.settings_path("results/rs6/results.npz").as_posix()
+        'results/rs6/results.json'
+    """
+    return Path(path).with_suffix(".json")
+
+
+def _jsonable(value):
+    """``value`` as JSON data: named tuples and dataclasses become dicts (field order),
+    tuples lists, arrays nested lists, enums their names, functions and classes their
+    qualified names, non-finite floats the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if hasattr(value, "_asdict"):
+        return {str(k): _jsonable(v) for k, v in value._asdict().items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "__array__") and hasattr(value, "shape"):
+        return _jsonable(np.asarray(value).tolist())
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+    return repr(value)
+
+
+def _plain(value):
+    """``value`` as it reads back from a JSON file (tuples become lists, and so on)."""
+    return json.loads(json.dumps(_jsonable(value)))
+
+
+def _sha256(*arrays) -> str:
+    digest = hashlib.sha256()
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def agent_settings(agent: str | Agent) -> dict:
+    """An agent's settings by name: ``{"name": ..., "options": {...}}``.
+
+    ``options`` is the agent's configuration as a dict (a ``NamedTuple`` or dataclass
+    config by field, in JSON types: tuples become lists, functions their qualified names,
+    non-finite floats strings); a config that is neither is stored under ``"config"``.
+
+    Args:
+        agent: a registered name (default options) or an :class:`~jaxmdp.Agent`.
+
+    Returns:
+        The dict, as it reads back from the settings file.
+
+    Example:
+        >>> from jaxmdp import runner
+        >>> runner.agent_settings("ps")["options"]["known_rewards"]
+        True
+    """
+    agent = get_agent(agent)
+    config = _plain(agent.config)
+    if config is None or isinstance(config, dict):
+        return {"name": agent.name, "options": config or {}}
+    return {"name": agent.name, "options": {}, "config": config}
+
+
+def run_settings(mdp: MDP, agents, *, horizon: int, replications: int, seed: int = 0,
+                 record_every: int = 1, initial_counts=None, env: str | None = None) -> dict:
+    """The settings :func:`run_agents` saves for these arguments, by name.
+
+    Keys: ``format`` (:data:`SETTINGS_FORMAT`), ``jaxmdp_version``, ``results_version``
+    (:data:`RESULTS_VERSION`), ``environment`` (``env``, or ``"arrays"``), ``mdp`` (its
+    size, dtype, reward law and a SHA-256 of ``P``, ``R`` and ``mask``), ``horizon``,
+    ``replications``, ``seed``, ``record_every``, ``initial_counts`` (``None``, or the
+    number of transitions and a SHA-256 of the array) and ``agents`` (label ->
+    :func:`agent_settings`).
+
+    Args:
+        mdp: the environment (one MDP, not a batch).
+        agents: as for :func:`run_agents`.
+        horizon, replications, seed, record_every, initial_counts: as for
+            :func:`run_agents`.
+        env: the environment's name for the record: a :func:`jaxmdp.envs.make` name,
+            ``"file:<path>"`` for an MDP read by :meth:`jaxmdp.MDP.load`; ``None`` means
+            ``"arrays"`` (an MDP built in Python).
+
+    Returns:
+        The settings dict (JSON data).
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> from jaxmdp import runner
+        >>> s = runner.run_settings(jm.envs.make("riverswim-6"), ["ucb"], horizon=10,
+        ...                         replications=2, env="riverswim-6")
+        >>> s["mdp"]["num_states"], s["seed"], list(s["agents"])
+        (6, 0, ['ucb'])
+    """
+    P, R, mask = (np.asarray(x) for x in (mdp.P, mdp.R, mdp.mask))
+    counts = None
+    if initial_counts is not None:
+        array = np.asarray(initial_counts)
+        counts = {"transitions": _plain(array.sum()), "shape": list(array.shape),
+                  "sha256": _sha256(array)}
+    try:
+        version = importlib.metadata.version("jaxmdp")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return {
+        "format": SETTINGS_FORMAT,
+        "jaxmdp_version": version,
+        "results_version": RESULTS_VERSION,
+        "environment": "arrays" if env is None else str(env),
+        "mdp": {"num_states": int(P.shape[-1]), "num_actions": int(R.shape[-1]),
+                "dtype": str(P.dtype), "reward_law": mdp.reward_law,
+                "reward_sigma": float(mdp.reward_sigma), "sha256": _sha256(P, R, mask)},
+        "horizon": int(horizon),
+        "replications": int(replications),
+        "seed": int(seed),
+        "record_every": int(record_every),
+        "initial_counts": counts,
+        "agents": {label: agent_settings(agent) for label, agent in _labelled(agents)},
+    }
+
+
+def _difference(saved, requested, name: str) -> str | None:
+    """The dotted name of the first entry where ``saved`` and ``requested`` differ."""
+    if isinstance(saved, dict) and isinstance(requested, dict):
+        for key in list(requested) + [k for k in saved if k not in requested]:
+            if key not in saved or key not in requested:
+                return f"{name}.{key}" if name else key
+            found = _difference(saved[key], requested[key], f"{name}.{key}" if name else key)
+            if found is not None:
+                return found
+        return None
+    return None if saved == requested and type(saved) is type(requested) else name
+
+
+def _lookup(settings: dict, name: str):
+    for key in name.split("."):
+        if not isinstance(settings, dict) or key not in settings:
+            return "(absent)"
+        settings = settings[key]
+    return settings
+
+
+def settings_difference(saved: dict, requested: dict) -> str | None:
+    """The first setting by which ``saved`` differs from ``requested``, or ``None``.
+
+    Compares every run-level setting except :data:`INFORMATIONAL_SETTINGS`, and each
+    agent of ``requested["agents"]`` that ``saved`` holds too (an agent missing from
+    ``saved`` is not a difference: it is still to run).
+
+    Args:
+        saved, requested: settings dicts (:func:`run_settings`, :func:`load_results`).
+
+    Returns:
+        A message ``"<name>: saved <value>, requested <value>"`` naming the setting with
+        dots (``"horizon"``, ``"mdp.sha256"``, ``"agents.ucb.options.known_rewards"``), or
+        ``None`` when they agree.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> from jaxmdp import runner
+        >>> mdp = jm.envs.make("paper-mdp")
+        >>> a = runner.run_settings(mdp, ["ucb"], horizon=10, replications=2)
+        >>> b = runner.run_settings(mdp, ["ucb"], horizon=20, replications=2)
+        >>> runner.settings_difference(a, b)
+        'horizon: saved 10, requested 20'
+    """
+    ignored = set(INFORMATIONAL_SETTINGS) | {"agents"}
+    name = _difference({k: v for k, v in saved.items() if k not in ignored},
+                       {k: v for k, v in requested.items() if k not in ignored}, "")
+    if name is None:
+        saved_agents = saved.get("agents", {})
+        for label, agent in requested.get("agents", {}).items():
+            if label in saved_agents:
+                name = _difference(saved_agents[label], agent, f"agents.{label}")
+                if name is not None:
+                    break
+    if name is None:
+        return None
+    return (f"{name}: saved {json.dumps(_lookup(saved, name))}, "
+            f"requested {json.dumps(_lookup(requested, name))}")
+
+
+def save_results(path: Path | str, settings: dict, arrays: dict) -> Path:
+    """Writes ``arrays`` to ``path`` (``.npz``) and ``settings`` beside it (``.json``).
+
+    Each file is written atomically. The arrays gain ``settings_sha256``, the SHA-256 of
+    the settings file's text, so that :func:`load_results` never pairs arrays with the
+    settings of another run (a run interrupted between the two writes).
+
+    Args:
+        path: the results file (``.npz``); the settings go to :func:`settings_path`.
+        settings: JSON data (see :func:`run_settings`).
+        arrays: name -> array.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Example:
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from jaxmdp import runner
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = runner.save_results(os.path.join(folder, "r.npz"), {"seed": 3},
+        ...                                {"x": np.arange(3)})
+        ...     settings, arrays = runner.load_results(path)
+        >>> settings, arrays["x"].tolist()
+        ({'seed': 3}, [0, 1, 2])
+    """
+    text = json.dumps(settings, indent=2) + "\n"
+    arrays = dict(arrays)
+    arrays["settings_sha256"] = np.asarray(hashlib.sha256(text.encode()).hexdigest())
+    save_npz_atomic(path, **arrays)
+    write_atomic(settings_path(path), lambda tmp: Path(tmp).write_text(text), ".json")
+    return Path(path)
+
+
+def load_results(path: Path | str) -> tuple[dict, dict[str, np.ndarray]]:
+    """Reads a results file and its settings: ``(settings, arrays)``.
+
+    ``settings`` is the dict of :func:`run_settings` (by name: ``settings["horizon"]``,
+    ``settings["agents"]["ucb"]["options"]``); ``arrays`` the ``.npz`` file's arrays
+    (see :func:`run_agents`). Results files written by jaxmdp before settings were named
+    (a positional ``config`` array, no ``.json`` beside) are not read: run them again.
+
+    Args:
+        path: the results file (``.npz``).
+
+    Returns:
+        ``(settings, arrays)``.
+
+    Raises:
+        FileNotFoundError: if ``path`` does not exist.
+        ValueError: if the settings file is missing or unreadable, or does not belong to
+            these arrays.
+
+    Example:
+        >>> import os, tempfile
+        >>> import jaxmdp as jm
+        >>> from jaxmdp import runner
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "r.npz")
+        ...     _ = runner.run_agents(path, jm.envs.make("riverswim-6"), agents=["ps"],
+        ...                           horizon=50, replications=3, seed=1,
+        ...                           env="riverswim-6", progress=False)
+        ...     settings, arrays = runner.load_results(path)
+        >>> settings["replications"], arrays["pseudo_regret_ps"].shape
+        (3, (3, 50))
+    """
+    arrays = load_npz(path)
+    if arrays is None:
+        raise FileNotFoundError(f"path: no results file at {str(path)!r}")
+    json_path = settings_path(path)
+    if not json_path.is_file():
+        old = " (it has a positional 'config' array: an older format)" if (
+            "config" in arrays) else ""
+        raise ValueError(f"path: {str(path)!r} has no settings file {str(json_path)!r} "
+                         f"beside it{old}; run the experiment again")
+    text = json_path.read_text()
+    try:
+        settings = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"path: the settings file {str(json_path)!r} is not JSON "
+                         f"({error})") from None
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if str(arrays.get("settings_sha256", "")) != digest:
+        raise ValueError(f"path: the settings file {str(json_path)!r} does not belong to "
+                         f"the arrays of {str(path)!r} (written by another run, or edited)")
+    return settings, arrays
 
 
 def _labelled(agents) -> list[tuple[str, str | Agent]]:
@@ -132,11 +431,58 @@ def parse_agents(text: str | Sequence[str], **options) -> list[tuple[str, Agent]
     return out
 
 
+def _agent_arrays(label: str) -> tuple[str, str, str]:
+    return f"pseudo_regret_{label}", f"regret_{label}", f"seconds_{label}"
+
+
+def _resumable(path, requested: dict) -> tuple[dict, dict]:
+    """The saved ``(settings, arrays)`` that a run with ``requested`` settings may reuse:
+    those of ``path`` less the agents saved with other options, or empty ones when the
+    file is missing, unreadable or saved with other run-level settings."""
+    if path is None or not Path(path).exists():
+        return {}, {}
+    try:
+        settings, arrays = load_results(path)
+    except ValueError as error:
+        print(f"{error}: recomputing every agent", flush=True)
+        return {}, {}
+    run_level = dict(requested, agents={})
+    difference = settings_difference(settings, run_level)
+    if difference is not None:
+        print(f"{path}: saved with other settings ({difference}): recomputing every agent",
+              flush=True)
+        return {}, {}
+    agents = dict(settings.get("agents", {}))
+    for label, agent in requested["agents"].items():
+        difference = settings_difference({"agents": {label: agents.get(label, agent)}},
+                                         {"agents": {label: agent}})
+        complete = all(key in arrays for key in _agent_arrays(label))
+        if difference is not None or not complete:
+            if difference is not None:
+                print(f"{label}: saved with other options ({difference}): recomputing",
+                      flush=True)
+            agents.pop(label, None)
+            for key in _agent_arrays(label):
+                arrays.pop(key, None)
+    return dict(settings, agents=agents), arrays
+
+
 def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
                replications: int, seed: int = 0, record_every: int = 1,
                initial_counts=None, force: bool = False, progress: bool = True,
-               lower_bound: float | None = None, devices=None) -> dict[str, np.ndarray]:
+               lower_bound: float | None = None, devices=None,
+               env: str | None = None) -> dict[str, np.ndarray]:
     """Simulates each agent and saves ``path`` after each one; reuses saved agents.
+
+    The settings (:func:`run_settings`) go to ``path``'s ``.json`` file beside the arrays
+    (:func:`save_results`); read both back with :func:`load_results`. A saved agent is
+    reused when the saved run-level settings (seed, horizon, replications,
+    ``record_every``, initial counts, the MDP's arrays and reward law,
+    :data:`RESULTS_VERSION`) and that agent's saved options equal the requested ones.
+    Otherwise the run is recomputed, not mixed: every agent when a run-level setting
+    differs, that agent alone when its options differ; a line names the differing
+    setting. Result files without a settings file (written by jaxmdp before settings were
+    named) are recomputed likewise.
 
     Args:
         path: the results file (``.npz``), or None to keep nothing on disk.
@@ -149,40 +495,45 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
         progress: progress bars.
         lower_bound: the constant of the ``C ln t`` line; default
             ``regret_lower_bound(mdp).constant``.
+        env: the environment's name, kept in the settings (see :func:`run_settings`).
 
     Returns:
-        The saved dict: ``config`` (horizon, replications, seed, record_every, number of
-        initial transitions, ``RESULTS_VERSION``), ``times``, ``lower_bound``, and per
-        agent label ``pseudo_regret_<label>``, ``regret_<label>`` (float32
-        ``[replications, K]``) and ``seconds_<label>`` (wall time, compile included).
-        A file saved with other settings is recomputed, not mixed.
+        The saved arrays: ``times``, ``lower_bound``, ``settings_sha256`` (links them to
+        the settings file), and per agent label ``pseudo_regret_<label>``,
+        ``regret_<label>`` (float32 ``[replications, K]``) and ``seconds_<label>`` (wall
+        time, compile included).
+
+    Raises:
+        ValueError: for repeated labels or an unknown agent name.
     """
     labelled = _labelled(agents)
-    n0 = 0 if initial_counts is None else int(np.asarray(initial_counts).sum())
-    config = np.array([horizon, replications, seed, record_every, n0, RESULTS_VERSION],
-                      dtype=np.int64)
-    saved = None if force else load_npz(path)
-    if saved is not None and not np.array_equal(saved.get("config"), config):
-        saved = None  # different settings: recompute everything
-    data = dict(saved) if saved is not None else {}
+    requested = run_settings(mdp, labelled, horizon=horizon, replications=replications,
+                             seed=seed, record_every=record_every,
+                             initial_counts=initial_counts, env=env)
+    settings, data = ({}, {}) if force else _resumable(path, requested)
+    settings = dict(requested, agents=settings.get("agents", {}))
+    data.pop("settings_sha256", None)
     if "lower_bound" not in data:
         if lower_bound is None:
             lower_bound = float(regret_lower_bound(mdp).constant)
         data["lower_bound"] = np.asarray(float(lower_bound))
-    data["config"] = config
     for label, agent in labelled:
-        if f"pseudo_regret_{label}" in data:
+        if label in settings["agents"]:
             print(f"{label}: reusing {path}", flush=True)
             continue
         start = time.perf_counter()
         traj = simulate(mdp, agent, horizon, replications, seed, initial_counts,
                         record_every=record_every, progress=progress, devices=devices)
-        data[f"pseudo_regret_{label}"] = np.asarray(traj.pseudo_regret, dtype=np.float32)
-        data[f"regret_{label}"] = np.asarray(traj.regret, dtype=np.float32)
+        pseudo, realised, seconds = _agent_arrays(label)
+        data[pseudo] = np.asarray(traj.pseudo_regret, dtype=np.float32)
+        data[realised] = np.asarray(traj.regret, dtype=np.float32)
         data["times"] = np.asarray(traj.times)
-        data[f"seconds_{label}"] = np.asarray(time.perf_counter() - start)
+        data[seconds] = np.asarray(time.perf_counter() - start)
+        settings["agents"][label] = requested["agents"][label]
         if path is not None:
-            save_npz_atomic(path, **data)
+            save_results(path, settings, data)
+    if path is not None:
+        data = load_npz(path)
     return data
 
 

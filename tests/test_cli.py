@@ -16,7 +16,11 @@ def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
     assert cli.main(args) == 0
     for name in ("results.npz", "table.csv", "table.md", "regret.png"):
         assert (out / name).stat().st_size > 0
-    data = runner.load_npz(out / "results.npz")
+    settings, data = runner.load_results(out / "results.npz")
+    assert (settings["environment"], settings["horizon"], settings["replications"],
+            settings["record_every"], settings["mdp"]["dtype"]) == (
+        "riverswim-6", 2000, 64, 2, "float64")
+    assert list(settings["agents"]) == ["ucb", "ps"]
     assert data["pseudo_regret_ucb"].shape == (64, 1000)
     np.testing.assert_array_equal(data["times"], np.arange(2, 2001, 2))
     np.testing.assert_allclose(data["lower_bound"], 39.0596, atol=1e-4)
@@ -34,7 +38,10 @@ def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--env", "riverswim-7"], "unknown environment name 'riverswim-7'; known names: "),
+        (["--env", "riverswim-7"],
+         "--env: unknown environment name 'riverswim-7'; known names: "),
+        (["--env", "missing.npz"], "--env: no MDP file at 'missing.npz'"),
+        (["--env", "no/such/file"], "--env: no MDP file at 'no/such/file'"),
         (["--agents", "ucb,greedy"], r"one of \[.*'ucb'.*\], got 'greedy'"),
         (["--sigma", "0.5"], "--sigma needs --reward-law gaussian"),
         (["--reward-law", "gaussian", "--sigma", "-1"], "reward_sigma must be a positive"),
@@ -51,6 +58,40 @@ def test_run_reports_bad_input(tmp_path, capsys, args, message):
     import re
 
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_run_on_a_saved_mdp(tmp_path, capsys):
+    # A user's 3-state MDP with a mask and Bernoulli rewards, saved, then run by file name.
+    rng = np.random.default_rng(3)
+    P = rng.random((3, 2, 3))
+    P /= P.sum(axis=-1, keepdims=True)
+    mask = np.array([[True, True], [True, False], [True, True]])
+    mdp = jm.MDP(P, rng.random((3, 2)), mask, reward_law="bernoulli")
+    file = mdp.save(tmp_path / "my_mdp.npz")
+    out = tmp_path / "out"
+    argv = ["run", "--env", str(file), "--agents", "ucb", "--horizon", "20",
+            "--replications", "2", "--seed", "4", "--out", str(out), "--no-progress",
+            "--x64"]
+    assert cli.main(argv) == 0
+    settings, data = runner.load_results(out / "results.npz")
+    assert settings["environment"] == f"file:{file}"
+    assert settings["mdp"]["reward_law"] == "bernoulli"
+    reference = jm.simulate(jm.MDP.load(file), "ucb", 20, 2, 4, record_every=1,
+                            progress=False)
+    np.testing.assert_array_equal(data["pseudo_regret_ucb"],
+                                  np.asarray(reference.pseudo_regret, np.float32))
+    np.testing.assert_array_equal(data["regret_ucb"],
+                                  np.asarray(reference.regret, np.float32))
+    assert (out / "regret.png").stat().st_size > 0
+    # A corrupt file is refused, naming the argument and the array.
+    bad = tmp_path / "bad.npz"
+    with open(bad, "wb") as f:
+        np.savez(f, P=-P, R=np.zeros((3, 2)), mask=mask, reward_law=np.asarray("bernoulli"),
+                 reward_sigma=np.asarray(0.0))
+    capsys.readouterr()
+    argv[2] = str(bad)
+    assert cli.main(argv) == 2
+    assert "--env: " in (err := capsys.readouterr().err) and "P must be non-negative" in err
 
 
 def test_run_rejects_a_zero_horizon(tmp_path):

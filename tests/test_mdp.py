@@ -247,3 +247,118 @@ def test_generators_vmap_over_keys():
 def test_garnet_bad_sizes(kwargs, name):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         jm.examples.garnet(jax.random.key(0), **kwargs)
+
+
+# --- MDP.save / MDP.load ----------------------------------------------------------------
+
+
+def _random_mdp(dtype, reward_law, seed=0, S=4, A=3):
+    """A random MDP with a mask (state 1 lacks action 2; its inadmissible row is not a
+    distribution) in ``dtype``; rewards in [0, 1] for every law."""
+    rng = np.random.default_rng(seed)
+    P = rng.random((S, A, S)).astype(dtype)
+    P /= P.sum(axis=-1, keepdims=True)
+    mask = np.ones((S, A), bool)
+    mask[1, 2] = False
+    P[1, 2] = 0.3  # inadmissible: finite, non-negative, not summing to 1
+    R = rng.random((S, A)).astype(dtype)
+    sigma = 0.7 if reward_law == "gaussian" else None
+    return jm.MDP(P, R, mask, reward_law=reward_law, reward_sigma=sigma)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reward_law", jm.mdp.REWARD_LAWS)
+def test_save_and_load_round_trip_bit_for_bit(tmp_path, dtype, reward_law):
+    mdp = _random_mdp(dtype, reward_law)
+    path = mdp.save(tmp_path / "sub" / "m.npz")
+    assert path == tmp_path / "sub" / "m.npz"
+    again = jm.MDP.load(str(path))
+    for name in ("P", "R", "mask"):
+        saved, loaded = np.asarray(getattr(mdp, name)), np.asarray(getattr(again, name))
+        assert loaded.dtype == saved.dtype
+        assert loaded.tobytes() == saved.tobytes(), name
+    assert again.P.dtype == np.dtype(dtype)
+    assert (again.reward_law, again.reward_sigma) == (mdp.reward_law, mdp.reward_sigma)
+    # The file itself: plain arrays that numpy reads without pickling.
+    with np.load(path, allow_pickle=False) as data:
+        assert sorted(data.files) == ["P", "R", "mask", "reward_law", "reward_sigma"]
+        assert str(data["reward_law"]) == reward_law
+        assert float(data["reward_sigma"]) == (0.7 if reward_law == "gaussian" else 0.0)
+    # The loaded MDP runs like the original (same solution of the planning problem).
+    np.testing.assert_array_equal(jm.solve_average_reward(again)[0],
+                                  jm.solve_average_reward(mdp)[0])
+
+
+def _write(path, **arrays):
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    return path
+
+
+def _arrays(**changes):
+    mdp = _random_mdp(np.float64, "deterministic")
+    arrays = dict(P=np.array(mdp.P), R=np.array(mdp.R), mask=np.array(mdp.mask),
+                  reward_law=np.asarray("deterministic"), reward_sigma=np.asarray(0.0))
+    arrays.update(changes)
+    return arrays
+
+
+def _bad_row():
+    P = _arrays()["P"]
+    P[2, 1, 0] += 0.01
+    return P
+
+
+def _negative():
+    P = _arrays()["P"]
+    P[0, 0, 0], P[0, 0, 1] = -0.25, P[0, 0, 1] + P[0, 0, 0] + 0.25
+    return P
+
+
+@pytest.mark.parametrize(
+    "changes, drop, message",
+    [
+        ({"P": _bad_row()}, None, r"P\[s, a\] must sum to 1 .* sum\(P\[2, 1\]\)"),
+        ({"P": _negative()}, None, r"P must be non-negative, got P\[0, 0, 0\] = -0.25"),
+        ({"R": np.zeros((4, 2))}, None, r"R must have shape \[S, A\] = \(4, 3\)"),
+        ({"mask": np.zeros((4, 3), bool)}, None, "mask must allow at least one action"),
+        ({"reward_law": np.asarray("poisson")}, None, "reward_law must be one of"),
+        ({"reward_law": np.asarray(["deterministic"])}, None, "reward_law must be a string"),
+        ({"reward_sigma": np.asarray(0.5)}, None, "reward_sigma is only used by the Gaussian"),
+        ({"reward_law": np.asarray("gaussian")}, None, "reward_sigma must be a positive"),
+        ({}, "P", r"misses the array\(s\) \['P'\]"),
+        ({}, "mask", r"misses the array\(s\) \['mask'\]"),
+    ],
+)
+def test_load_rejects_a_corrupt_file_naming_the_array(tmp_path, changes, drop, message):
+    arrays = _arrays(**changes)
+    if drop is not None:
+        del arrays[drop]
+    path = _write(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=message) as info:
+        jm.MDP.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_reports_a_missing_file_and_a_file_that_is_not_npz(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no MDP file at .*nothing.npz"):
+        jm.MDP.load(tmp_path / "nothing.npz")
+    (tmp_path / "text.npz").write_text("not an archive")
+    with pytest.raises(ValueError, match="is not an .npz file written by MDP.save"):
+        jm.MDP.load(tmp_path / "text.npz")
+
+
+def test_save_rejects_a_batch_and_traced_values(tmp_path):
+    mdp = _random_mdp(np.float64, "deterministic")
+    batch = jax.tree.map(lambda x: jnp.stack([x, x]), mdp)
+    with pytest.raises(ValueError, match=r"got a batch: P of shape \(2, 4, 3, 4\)"):
+        batch.save(tmp_path / "b.npz")
+
+    @jax.jit
+    def save(m):
+        m.save(tmp_path / "t.npz")
+        return m.P
+
+    with pytest.raises(ValueError, match="traced values"):
+        save(mdp)
+    assert not list(tmp_path.iterdir())
