@@ -97,7 +97,7 @@ def policy_iteration(P, R, policy=None, max_iter=200):
 
 
 def search_up(f, up, down, epsilon=1e-4):
-    """The published bisection (``utils.py`` lines 138-148), iteratively."""
+    """The published bisection (``utils.py`` lines 126-136), iteratively."""
     while up - down > epsilon:
         mid = (up + down) / 2
         if f(mid):
@@ -108,7 +108,7 @@ def search_up(f, up, down, epsilon=1e-4):
 
 
 def search_down(f, up, down, epsilon=1e-4):
-    """The published bisection (``utils.py`` lines 151-161), iteratively."""
+    """The published bisection (``utils.py`` lines 139-149), iteratively."""
     while up - down > epsilon:
         mid = (up + down) / 2
         if f(mid):
@@ -379,6 +379,21 @@ def subgaussian(q, n, delta):
     return math.sqrt(2 * g * (1 + 1 / n) * math.log(2 * math.sqrt(n + 1) / delta) / n)
 
 
+def first_crossing(g, start, end, grid=64):
+    """The end of the interval around ``start`` where ``g <= 0`` (``g(start) <= 0``),
+    moving towards ``end``: the first grid cell where ``g`` turns positive, refined by
+    ``brentq``; ``end`` if ``g`` stays ``<= 0``. This is the point the published
+    bisection converges to when the condition holds on an interval, found to machine
+    precision."""
+    prev = start
+    for i in range(1, grid + 1):
+        x = start + (end - start) * i / grid
+        if g(x) > 0:
+            return brentq(g, min(prev, x), max(prev, x), xtol=1e-15, rtol=1e-13)
+        prev = x
+    return end
+
+
 def ucrl3_q_upper(p, n, delta, bisection=False):
     """The largest ``x >= p`` with ``x - p <= min(Bernstein(x), subGaussian_bar(x))``
     (``UCRL3.q_upper``, lines 129-133)."""
@@ -386,11 +401,9 @@ def ucrl3_q_upper(p, n, delta, bisection=False):
                                 subgaussian_bar(x, n, delta))
     if bisection:
         return search_up(ok, 1.0, p)
-    if ok(1.0):
-        return 1.0
     g = lambda x: (x - p) - min(bernstein_peeling(x, n, delta),  # noqa: E731
                                 subgaussian_bar(x, n, delta))
-    return brentq(g, p, 1.0, xtol=1e-15, rtol=1e-13)
+    return first_crossing(g, p, 1.0)
 
 
 def ucrl3_q_lower(p, n, delta, bisection=False):
@@ -400,11 +413,9 @@ def ucrl3_q_lower(p, n, delta, bisection=False):
                                 subgaussian(x, n, delta))
     if bisection:
         return search_down(ok, p, 0.0)
-    if ok(0.0):
-        return 0.0
     g = lambda x: (p - x) - min(bernstein_peeling(x, n, delta),  # noqa: E731
                                 subgaussian(x, n, delta))
-    return brentq(g, 0.0, p, xtol=1e-15, rtol=1e-13)
+    return first_crossing(g, p, 0.0)
 
 
 def ucrl3_r_upper(mean, var, n, delta):
@@ -421,9 +432,10 @@ def ucrl3_r_upper(mean, var, n, delta):
 class UCRL3(Episodic):
     """UCRL3 (``UCRL3.py`` class ``UCRL3``) or, with ``lazy=True``, ``UCRL3_lazy``."""
 
-    def __init__(self, S, A, rng, delta=0.05, lazy=False, bisection=False):
+    def __init__(self, S, A, rng, delta=0.05, lazy=False, bisection=False,
+                 key_sums=True):
         super().__init__(S, A, rng, delta)
-        self.lazy, self.bisection = lazy, bisection
+        self.lazy, self.bisection, self.key_sums = lazy, bisection, key_sums
         self.least_visited_ties = not lazy  # UCRL3_lazy line 425-426: most visited
 
     def plan(self):
@@ -462,7 +474,16 @@ class UCRL3(Episodic):
         return self.low[s, a, y] if y in self.support[s][a] else 0.0
 
     def near_optimistic_support(self, s, a, u, order, kappa=np.inf):
-        """``UCRL3.computeSupport`` (lines 211-261) with its helpers (lines 174-207)."""
+        """``UCRL3.computeSupport`` (lines 211-261) with its helpers (lines 174-207).
+
+        The helpers start from ``sum_p = sum(p)`` with ``p`` a dict (lines 175, 193):
+        the sum of the *keys* (state indices), not of the probabilities. With
+        ``key_sums=True`` (the published behaviour) this is reproduced: ``p_out`` starts
+        as ``{S - 1: 0}`` (line 230), whose key sum ``S - 1 >= 1`` stops
+        ``aux_compute_Fplus_out`` at once, so its value is 0 and the extension loop
+        (line 241) never runs: the support is the empirical support plus the state of
+        highest value. ``key_sums=False`` sums the probabilities (the evident intent).
+        """
         S = self.S
         support = list(self.support[s][a])
         if order[S - 1] not in support:
@@ -471,8 +492,11 @@ class UCRL3(Episodic):
         p_in = {y: self.p_u(s, a, y) for y in support}
         p_out = {S - 1: 0.0}  # line 230: keyed by the position S - 1, value 0
 
+        def total_of(p):
+            return float(sum(p.keys())) if self.key_sums else sum(p.values())
+
         def fill_in(p, idx):
-            total = sum(p.values())
+            total = total_of(p)
             while total > 1 and idx < S:
                 y = order[idx]
                 if y in support:
@@ -483,7 +507,7 @@ class UCRL3(Episodic):
             return idx
 
         def fill_out(p, idx):
-            total = sum(p.values())
+            total = total_of(p)
             while total < 1 and idx >= 0:
                 y = order[idx]
                 if y not in support:

@@ -21,7 +21,7 @@ here in their order (checked against ``jm.envs.make("riverswim-6")`` at start-up
 their lowest-index conventions (e.g. ``np.argmax`` ties) see "right" first.
 
 **Only shim.** The published code uses ``np.infty`` (``UCRL2B.py`` line 144,
-``utils.py`` lines 195-200), removed in NumPy 2; the script sets ``np.infty = np.inf``
+``utils.py`` lines 115-122), removed in NumPy 2; the script sets ``np.infty = np.inf``
 when it is missing. Nothing in the learners is modified.
 
 Example (about 10 minutes of one core)::

@@ -26,7 +26,11 @@ and next state ``s'`` it updates, with ``n`` the pair's visits including this on
     \hat V(s) \leftarrow \max_{a'} \hat Q(s, a').
 
 ``Q`` is averaged with its own previous value (not with ``Q_hat``), and ``V_hat`` is
-refreshed at the state just left, ``s``. The agent always learns from the observed
+refreshed at the state just left, ``s``. Under :func:`jaxmdp.simulate` the update of a
+round happens at the next round, when ``s'`` is observed: the reward is the difference of
+the pair's reward sums (``Observation.reward_sums``) across the round (exact in float64;
+in float32 to about ``1e-7`` times the sum), and ``n`` counts the agent's own updates
+(initial counts given to the simulator are not updates). The agent always learns from the observed
 rewards (it has no model, so ``known_rewards`` does not apply); rewards are assumed to lie
 in ``[0, 1]``, which makes ``H`` an upper bound of the discounted values.
 
