@@ -408,7 +408,10 @@ def ucrl3_q_upper(p, n, delta, bisection=False):
 
 def ucrl3_q_lower(p, n, delta, bisection=False):
     """The smallest ``x <= p`` with ``p - x <= min(Bernstein(x), subGaussian(x))``
-    (``UCRL3.q_lower``, lines 139-143)."""
+    (``UCRL3.q_lower``, lines 139-143). The sub-Gaussian proxy
+    ``(1/2 - x) / ln(1/x - 1)`` vanishes only logarithmically at 0, so for small ``p``
+    the root can lie below ``1e-15``; it is then returned as 0 (to ``brentq``'s
+    ``xtol``)."""
     ok = lambda x: p - x <= min(bernstein_peeling(x, n, delta),  # noqa: E731
                                 subgaussian(x, n, delta))
     if bisection:
@@ -711,6 +714,21 @@ class IMEDRL:
         phi, _, self.policy = policy_iteration(self.p_hat, R, self.policy)
         return phi
 
+    def x_value(self, s, a, phi, B, mu):
+        """``x = max_{y in [0, B/(B - mu) - 0.01]} E log(B - (V - mu) y)`` over the joint
+        law of (reward, next state) of ``(s, a)`` (``IMED_RL.py`` lines 155-177), by
+        ``brentq`` on the derivative of this concave function."""
+        law = self.reward_law[s][a]
+        vr = np.array(list(law.keys()))
+        pr = np.array(list(law.values()), float)
+        pr /= pr.sum()
+        p = np.outer(self.p_hat[s, a], pr).ravel()
+        d = (phi[:, None] + vr[None, :]).ravel() - mu
+        ymax = B / (B - mu) - 1e-2
+        dh = lambda y: -float(np.sum(p * d / (B - d * y)))  # noqa: E731
+        y = ymax if dh(ymax) >= 0 else brentq(dh, 0.0, ymax, xtol=1e-14)
+        return float(np.sum(p * np.log(B - d * y)))
+
     def play(self, s):
         if np.any(self.n[s] == 0):
             idx = np.flatnonzero(self.n[s] == self.n[s].min())
@@ -719,23 +737,13 @@ class IMEDRL:
         B = 1.0 + phi.max()
         q = self.r_hat[s] + self.p_hat[s] @ phi
         mu = q.max()
-        ymax = B / (B - mu) - 1e-2
         index = np.empty(self.A)
         for a in range(self.A):
             n = self.n[s, a]
             if q[a] >= mu:
                 index[a] = math.log(n)
                 continue
-            law = self.reward_law[s][a]
-            vr = np.array(list(law.keys()))
-            pr = np.array(list(law.values()), float)
-            pr /= pr.sum()
-            p = np.outer(self.p_hat[s, a], pr).ravel()
-            v = (phi[:, None] + vr[None, :]).ravel()
-            d = v - mu
-            dh = lambda y: -float(np.sum(p * d / (B - d * y)))  # noqa: E731  concave
-            y = ymax if dh(ymax) >= 0 else brentq(dh, 0.0, ymax, xtol=1e-14)
-            x = float(np.sum(p * np.log(B - d * y)))
+            x = self.x_value(s, a, phi, B, mu)
             with np.errstate(divide="ignore"):
                 index[a] = n * x + (math.log(n) if self.index_rule == "statisticalrl"
                                     else float(np.log(x)))
