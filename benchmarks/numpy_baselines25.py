@@ -622,18 +622,15 @@ class PSRL(Episodic):
     rule (line 116)."""
 
     def plan(self):
-        self.episodes_planned = getattr(self, "episodes_planned", 0) + 1
         g = self.rng.standard_gamma(1.0 + self.counts)
         Pt = g / g.sum(axis=-1, keepdims=True)
-        Rt = self.rng.beta(1.0 + self.rsum, 1.0 + self.Nk_total() - self.rsum)
+        visits = self.counts.sum(axis=-1)
+        Rt = self.rng.beta(1.0 + self.rsum, 1.0 + visits - self.rsum)
         # DEPARTS: exact planning of the sample (policy iteration) where PSRL.VI (lines
         # 52-85) runs value iteration to span(|u1 - u0|) < 1/t with random least-visited
         # ties; the sampled rows have full support, so the optimal policy is unique a.s.
         _, Q, _ = policy_iteration(Pt, Rt)
         self.choices = tied_policy(Q, self.Nk, least=True)
-
-    def Nk_total(self):
-        return self.counts.sum(axis=-1)
 
 
 # -------------------------------------------------------------------- optimistic Q
