@@ -49,8 +49,10 @@ averages the *minimised* ``Q_hat`` (``Q_main = (1 - alpha) Q[s, a] + ...`` where
 ``Q`` is the running minimum, lines 106-109), refreshes ``V`` at the *next* state ``s'``
 (line 110: ``V[s_tp1] = Q[s_tp1].max()``) rather than at ``s``, floors ``alpha`` at
 ``min_at`` (line 95), uses the theory-driven ``H`` with ``gamma = 1 - 1/H`` by default
-(lines 70-77) and the bonus above, and its actor breaks ties between equal Q-values
-through its own policy helper. jaxmdp follows the authors' code.
+(lines 70-77) and the bonus above (with its ``confidence = 0.95`` in the place of
+``delta``), and its actor plays uniformly at random among the maximisers of the
+minimised ``Q`` (``colosseum/agent/actors/Q_values_actor.py`` line 88).
+jaxmdp follows the authors' code.
 
 **Action order.** Ties go to the lowest index, so the initial all-``H`` table makes the
 agent play action 0 until it is visited: on StatisticalRL's river-swim (action 0 =
