@@ -1,10 +1,10 @@
 """Every agent on the field's standard environments, rewards learned: the baseline comparison.
 
 The paper's four agents (MDP-UCB, MDP-DMED, OLP, MDP-PS) and the field's baselines (UCRL2,
-KL-UCRL, TSDE, IMED-RL) on ``riverswim-6``, ``riverswim-25``, ``grid-4-room``,
-``grid-2-room`` and the paper's MDP. Observed rewards are Bernoulli draws of the mean
-rewards and every agent learns them (``known_rewards=False``); the lower-bound line is the
-Burnetas–Katehakis constant for learned Bernoulli rewards
+KL-UCRL, TSDE, IMED-RL, optimistic Q-learning) on ``riverswim-6``, ``riverswim-25``,
+``grid-4-room``, ``grid-2-room`` and the paper's MDP. Observed rewards are Bernoulli draws
+of the mean rewards and every agent learns them (``known_rewards=False``); the lower-bound
+line is the Burnetas–Katehakis constant for learned Bernoulli rewards
 (``jaxmdp.regret_lower_bound(mdp, known_rewards=False)``).
 
 For each environment: ``results/compare_<env>.npz`` (atomic, after each agent; resumed
@@ -35,7 +35,7 @@ from jaxmdp import plotting, runner  # noqa: E402
 NAME = "compare"
 DEFAULT_ENVS = ("riverswim-6", "riverswim-25", "grid-4-room", "grid-2-room", "paper-mdp")
 PAPER_AGENTS = ("ucb", "dmed", "olp", "ps")
-BASELINES = ("ucrl2", "kl_ucrl", "tsde", "imed_rl")
+BASELINES = ("ucrl2", "kl_ucrl", "tsde", "imed_rl", "optimistic_q")
 
 
 def default_agents() -> list[str]:

@@ -203,4 +203,5 @@ def get_agent(agent: str | Agent, **options) -> Agent:
 from jaxmdp.agents import imed as imed  # noqa: E402
 from jaxmdp.agents import paper as paper  # noqa: E402
 from jaxmdp.agents import psrl as psrl  # noqa: E402
+from jaxmdp.agents import qlearning as qlearning  # noqa: E402
 from jaxmdp.agents import ucrl as ucrl  # noqa: E402

@@ -1,0 +1,867 @@
+"""Plain NumPy loops of the baselines as published: UCRL3 (and UCRL3_lazy), UCRL2B, PSRL,
+optimistic Q-learning, UCRL2 / KL-UCRL with the StatisticalRL tie rule, IMED-RL with the
+StatisticalRL and the authors' indices.
+
+One replication at a time, one round at a time, no jaxmdp inside the loops. Each agent
+is a small class with ``reset(state)``, ``play(state) -> action`` and
+``update(state, action, reward, next_state)``, the interface of the StatisticalRL
+``learners`` code; :func:`run_one` drives it on an MDP given as NumPy arrays
+(``P[s, a, s']``, ``R[s, a]``, rewards drawn exactly or as Bernoulli(R)) from state 0 and
+returns the regret path. The rules are those written down in ``docs/published.md``
+(each with the file and line of the published code it follows); where a loop departs from
+the published code on purpose it says so in a comment starting with ``DEPARTS``:
+
+* UCRL3 / UCRL2B / UCRL2 / KL-UCRL: EVI sorts the states by the current values at every
+  sweep (the published UCRL2 and UCRL2B use the identity order in their first sweep).
+* UCRL3: the per-transition bounds are the exact roots of their scalar equations
+  (``brentq``) unless ``bisection=True``, which reproduces the published 1e-4 bisection.
+* KL-UCRL: ``nu`` is the exact root of ``f(nu) = C_P / n``; ``search_up_bug=True``
+  reproduces the published ``search_up`` (``nu = max u + 10^7``, so ``q ~ p_hat``).
+* PSRL: the sampled MDP is solved exactly (policy iteration); the published code runs
+  value iteration to a span tolerance of ``1/t``.
+* IMED-RL: the empirical bias is exact (policy iteration on the skeleton); the published
+  code runs value iteration to a sup-norm tolerance of ``1e-3``. ``x`` is the exact
+  maximiser of a concave function (``brentq`` on its derivative); the published code uses
+  ``scipy.optimize.minimize_scalar(method="bounded")``.
+
+Regret: ``regret`` is the realised regret ``sum_t (g* - r_t)`` (what the StatisticalRL
+experiment scripts plot), ``pseudo_regret`` sums the gaps of the true MDP.
+
+Run, for example,
+``python benchmarks/numpy_baselines25.py --agent ucrl3_lazy ucrl2b psrl optimistic_q
+--horizon 2000 --replications 20``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import brentq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from numpy_reference import true_gaps  # noqa: E402
+
+AGENTS = ("ucrl3", "ucrl3_lazy", "ucrl2b", "psrl", "optimistic_q", "ucrl2", "kl_ucrl",
+          "imed_rl_statisticalrl", "imed_rl_authors")
+
+
+# ------------------------------------------------------------------------------ helpers
+def choose(rng, values, counts=None, *, least=True):
+    """Uniform among the exact maximisers of ``values``; among them, if ``counts`` is
+    given, uniform among the least (``least=True``) or most visited."""
+    values = np.asarray(values)
+    idx = np.flatnonzero(values == values.max())
+    if counts is not None and len(idx) > 1:
+        c = np.asarray(counts)[idx]
+        idx = idx[c == (c.min() if least else c.max())]
+    return idx
+
+
+def tied_policy(q, counts, *, least=True):
+    """Per state, the list of actions the published EVI keeps: the exact maximisers of
+    ``q[s]``, then the least (or most) visited of them (``UCRL2.py`` lines 92-96)."""
+    return [list(choose(None, q[s], counts[s], least=least)) for s in range(q.shape[0])]
+
+
+def sample_tied(rng, choices):
+    """The published ``categorical_sample`` of a uniform policy over ``choices``."""
+    return int(choices[0]) if len(choices) == 1 else int(rng.choice(choices))
+
+
+def policy_iteration(P, R, policy=None, max_iter=200):
+    """Exact unichain policy iteration (every row of ``P`` has full support or the model
+    is unichain); returns ``(bias with min 0, greedy Q, policy)``."""
+    S, A, _ = P.shape
+    policy = np.zeros(S, int) if policy is None else np.asarray(policy).copy()
+    states = np.arange(S)
+    eye = np.eye(S)
+    for _ in range(max_iter):
+        M = eye - P[states, policy]
+        M[:, 0] = 1.0
+        z = np.linalg.solve(M, R[states, policy])
+        z[0] = 0.0
+        Q = R + P @ z
+        best = Q.max(axis=1)
+        near = Q >= (best - 1e-12 * max(1.0, float(np.abs(best).max())))[:, None]
+        new = np.where(near[states, policy], policy, np.argmax(near, axis=1))
+        if np.array_equal(new, policy):
+            break
+        policy = new
+    return z - z.min(), Q, policy
+
+
+def search_up(f, up, down, epsilon=1e-4):
+    """The published bisection (``utils.py`` lines 126-136), iteratively."""
+    while up - down > epsilon:
+        mid = (up + down) / 2
+        if f(mid):
+            down = mid
+        else:
+            up = mid
+    return up if f(up) else down
+
+
+def search_down(f, up, down, epsilon=1e-4):
+    """The published bisection (``utils.py`` lines 139-149), iteratively."""
+    while up - down > epsilon:
+        mid = (up + down) / 2
+        if f(mid):
+            up = mid
+        else:
+            down = mid
+    return down if f(down) else up
+
+
+# ---------------------------------------------------------------- episodic base (UCRL)
+class Episodic:
+    """The episode machinery shared by the StatisticalRL UCRL2, KL-UCRL, UCRL2B, UCRL3 and
+    PSRL classes: counts ``Nk`` (before the episode) and ``vk`` (within it), ``t`` (1 at
+    reset, +1 per update), a new episode when the sampled action has
+    ``vk >= max(1, Nk)`` (then the action is re-sampled from the new policy), and a
+    stochastic policy (a list of tied actions per state) re-sampled at every step."""
+
+    least_visited_ties = True
+
+    def __init__(self, S, A, rng, delta=0.05):
+        self.S, self.A, self.rng, self.delta = S, A, rng, delta
+
+    def reset(self, state):
+        S, A = self.S, self.A
+        self.t = 1
+        self.Nk = np.zeros((S, A))
+        self.vk = np.zeros((S, A))
+        self.counts = np.zeros((S, A, S))
+        self.rsum = np.zeros((S, A))
+        self.rmean = np.zeros((S, A))
+        self.rm2 = np.zeros((S, A))
+        self.u = np.zeros(S)
+        self.choices = [list(range(A)) for _ in range(S)]
+        self.episodes = 0
+        self.new_episode()
+
+    def new_episode(self):
+        self.Nk += self.vk
+        self.vk[:] = 0
+        self.episodes += 1
+        self.plan()
+
+    def play(self, state):
+        a = sample_tied(self.rng, self.choices[state])
+        if self.vk[state, a] >= max(1, self.Nk[state, a]):
+            self.new_episode()
+            a = sample_tied(self.rng, self.choices[state])
+        return a
+
+    def update(self, state, action, reward, next_state):
+        self.vk[state, action] += 1
+        self.counts[state, action, next_state] += 1
+        self.rsum[state, action] += reward
+        n = self.Nk[state, action] + self.vk[state, action]
+        d = reward - self.rmean[state, action]  # Welford (UCRL3.py lines 374-378)
+        self.rmean[state, action] += d / n
+        self.rm2[state, action] += d * (reward - self.rmean[state, action])
+        self.t += 1
+
+    def evi(self, r_opt, inner, eps, max_iter=1000, absolute=True):
+        """Extended value iteration as in ``UCRL2.py`` lines 77-109: ``u0`` = the last
+        values minus their minimum, stop when ``span(|u1 - u0|) < eps``; the policy keeps
+        the exact maximisers, least visited among them."""
+        S, A = self.S, self.A
+        u0 = self.u - self.u.min()
+        it = 0
+        while True:
+            order = np.argsort(u0, kind="stable")  # DEPARTS: published first sweep = arange
+            q = np.empty((S, A))
+            for s in range(S):
+                for a in range(A):
+                    q[s, a] = r_opt[s, a] + inner(s, a, u0, order) @ u0
+            u1 = q.max(axis=1)
+            diff = np.abs(u1 - u0) if absolute else u1 - u0  # KLUCRL.py line 198: no abs
+            it += 1
+            if diff.max() - diff.min() < eps or it > max_iter:
+                self.u = u1 - u1.min()
+                self.choices = tied_policy(q, self.Nk, least=self.least_visited_ties)
+                return
+            u0 = u1 - u1.min()
+
+
+# ------------------------------------------------------------------------------ UCRL2
+class UCRL2(Episodic):
+    """UCRL2 as in ``UCRL2.py``: radii lines 53-59, L1 inner maximisation lines 62-74,
+    optimistic reward ``min(1, r_hat + d_r)`` line 89, EVI to ``1/t`` warm-started."""
+
+    def plan(self):
+        n = np.maximum(1, self.Nk)
+        S, A, t, delta = self.S, self.A, self.t, self.delta
+        d_r = np.sqrt(7 * np.log(2 * S * A * t / delta) / (2 * n))
+        self.d_p = np.sqrt(14 * S * np.log(2 * A * t / delta) / n)
+        self.p_hat = self.counts / n[..., None]
+        r_opt = np.minimum(1.0, self.rsum / n + d_r)
+        self.evi(r_opt, self.inner, 1.0 / max(1, t))
+
+    def inner(self, s, a, u, order):
+        p = self.p_hat[s, a]
+        best = order[-1]
+        if min(1.0, p[best] + self.d_p[s, a] / 2) == 1.0:
+            q = np.zeros(self.S)
+            q[best] = 1.0
+            return q
+        q = p.copy()
+        q[best] += self.d_p[s, a] / 2
+        i = 0
+        while q.sum() > 1:
+            q[order[i]] = max(0.0, 1 - q.sum() + q[order[i]])
+            i += 1
+        return q
+
+
+# ---------------------------------------------------------------------------- KL-UCRL
+def kl_f(nu, p, v, support):
+    """Filippi et al.'s ``f(nu) = sum p log(nu - v) + log sum p / (nu - v)`` over the
+    support (``KLUCRL.py`` lines 67-77); decreasing in ``nu > max_support v``."""
+    d = nu - v[support]
+    if np.any(d == 0):  # line 71-72: the published guard returns -10^10
+        return -1e10
+    w = p[support]
+    s2 = float(w @ (1.0 / d))
+    return float(w @ np.log(d)) + math.log(s2)
+
+
+def kl_inner(p, u, radius, *, tau=1e-8, search_up_bug=False):
+    """Filippi et al.'s maximiser of ``q . u`` over ``KL(p || q) <= radius``, as
+    ``KLUCRL.MaxKL`` (lines 94-172) with ``nu`` solved exactly (or, with
+    ``search_up_bug``, as line 128 does: ``nu = max_{Z_} u + 10^7``)."""
+    S = len(p)
+    q = np.zeros(S)
+    maxv = u.max()
+    support = np.flatnonzero(p > tau)
+    outside = p <= tau
+    top = np.flatnonzero((u == maxv) & outside)
+    if len(top) and maxv > 0:
+        f_top = -1e10 if len(support) == 0 else kl_f(maxv, p, u, support)
+        if f_top < radius:
+            r = 1 - math.exp(f_top - radius)
+            q[top] = r / len(top)
+            nu = maxv
+        else:
+            r, nu = 0.0, None
+    else:
+        r, nu = 0.0, None
+    if nu is None:
+        vz = u[support].max()
+        if search_up_bug:
+            nu = vz + 1e7
+        else:
+            g = lambda x: kl_f(vz + x, p, u, support) - radius  # noqa: E731
+            hi = 1.0
+            while g(hi) > 0:
+                hi *= 2.0
+            lo = 1e-12
+            nu = vz + (brentq(g, lo, hi, xtol=1e-14, rtol=1e-12) if g(lo) > 0 else lo)
+    qt = np.zeros(S)
+    for i in support:
+        qt[i] = p[i] * 1e10 if abs(nu - u[i]) < 1e-5 else p[i] / (nu - u[i])
+    q[support] = (1 - r) * qt[support] / qt.sum()
+    return q
+
+
+class KLUCRL(Episodic):
+    """KL-UCRL as in ``KLUCRL.py``: constants lines 57-64 (``T = max(2, t)``), reward
+    ``r_hat + C_R / sqrt(n)`` (no clipping, line 189), EVI lines 174-209 (``p_hat`` itself
+    while ``u0`` is all below ``1e-6``)."""
+
+    def __init__(self, S, A, rng, delta=0.05, search_up_bug=False):
+        super().__init__(S, A, rng, delta)
+        self.search_up_bug = search_up_bug
+
+    def plan(self):
+        S, A, delta = self.S, self.A, self.delta
+        lt = math.log(max(2, self.t))
+        B = math.log(2 * math.e * S**2 * A * lt / delta)
+        Cp = S * (B + math.log(B + 1 / lt) * (1 + 1 / (B + 1 / lt)))
+        Cr = math.sqrt(math.log(4 * S * A * lt / delta) / 1.99)
+        n = np.maximum(1, self.Nk)
+        self.radius = Cp / n
+        self.p_hat = self.counts / n[..., None]
+        self.evi(self.rsum / n + Cr / np.sqrt(n), self.inner, 1.0 / max(1, self.t),
+                 absolute=False)
+
+    def inner(self, s, a, u, order):
+        if not np.any(u >= 1e-6):
+            return self.p_hat[s, a]
+        return kl_inner(self.p_hat[s, a], u, self.radius[s, a],
+                        search_up_bug=self.search_up_bug)
+
+
+# ----------------------------------------------------------------------------- UCRL2B
+class UCRL2B(Episodic):
+    """UCRL2B as in ``UCRL2B.py``: ``delta' = delta / (18 S A)`` (line 76),
+    ``L = ln(max(1, N) / delta')``, transition box ``p_hat +- (2 sqrt(p_hat (1 - p_hat)
+    L / n) + 6 L / n)`` clipped to [0, 1] (lines 59-67), reward ``min(1, r_hat +
+    2 sqrt(var L / n) + 6 L / n)`` with the population variance (+inf when N = 0;
+    lines 69-72, 140-146), inner maximisation from the lower bounds, the remaining mass
+    to the highest values up to their upper bounds (lines 87-105), EVI to ``1/t`` with no
+    iteration cap (lines 110-135)."""
+
+    def __init__(self, S, A, rng, delta=0.05, c_sqrt=2.0, c_lin=6.0, delta_split=18):
+        super().__init__(S, A, rng, delta)
+        self.c_sqrt, self.c_lin, self.delta_split = c_sqrt, c_lin, delta_split
+
+    def plan(self):
+        S, A = self.S, self.A
+        d = self.delta / (S * A * self.delta_split)
+        n = np.maximum(1, self.Nk)
+        L = np.log(n / d)
+        p = self.counts / n[..., None]
+        w = self.c_sqrt * np.sqrt(p * (1 - p) * (L / n)[..., None]) + (self.c_lin * L / n)[
+            ..., None]
+        self.lo = np.maximum(p - w, 0.0)
+        self.hi = np.minimum(p + w, 1.0)
+        var = np.where(self.Nk > 0, self.rm2 / np.maximum(self.Nk, 1), np.inf)
+        with np.errstate(invalid="ignore"):
+            r_opt = np.minimum(self.rmean + self.c_sqrt * np.sqrt(var * L / n)
+                               + self.c_lin * L / n, 1.0)
+        self.evi(r_opt, self.inner, 1.0 / max(1, self.t), max_iter=10**9)
+
+    def inner(self, s, a, u, order):
+        q = self.lo[s, a].copy()
+        rest = 1.0 - q.sum()
+        for idx in order[::-1]:
+            if rest <= 1e-8:
+                break
+            add = min(rest, self.hi[s, a, idx] - q[idx])
+            q[idx] += add
+            rest -= add
+        return q
+
+
+# ------------------------------------------------------------------------------ UCRL3
+def elln(n, delta, eta=1.12):
+    """``UCRL3.elln`` (lines 74-80): the peeling level divided by ``n``."""
+    if n <= 0:
+        return np.inf
+    return eta * math.log(math.log(n * eta) * math.log(n * eta * eta)
+                          / (math.log(eta) ** 2 * delta)) / n
+
+
+def bernstein_peeling(q, n, delta):
+    """``confbound_BernoulliBernsteinPeeling`` (lines 99-103)."""
+    if n == 0:
+        return np.inf
+    e = elln(n, delta)
+    return math.sqrt(2 * q * (1 - q) * e) + e / 3
+
+
+def subgaussian_bar(q, n, delta):
+    """``confbound_BernoulliSubGaussianLaplace_bar`` (lines 105-116), for ``q - p_hat``."""
+    if n == 0:
+        return np.inf
+    if q < 0.5:
+        g = 0.0 if q == 0 else (0.5 - q) / math.log(1 / q - 1)
+    else:
+        g = q * (1 - q)
+    return math.sqrt(2 * g * (1 + 1 / n) * math.log(2 * math.sqrt(n + 1) / delta) / n)
+
+
+def subgaussian(q, n, delta):
+    """``confbound_BernoullisubGaussianLaplace`` (lines 118-127), for ``p_hat - q``."""
+    if n == 0:
+        return np.inf
+    g = 0.0
+    if 0 < q < 1:
+        g = 0.25 if q == 0.5 else (0.5 - q) / math.log(1 / q - 1)
+    return math.sqrt(2 * g * (1 + 1 / n) * math.log(2 * math.sqrt(n + 1) / delta) / n)
+
+
+def first_crossing(g, start, end, grid=64):
+    """The end of the interval around ``start`` where ``g <= 0`` (``g(start) <= 0``),
+    moving towards ``end``: the first grid cell where ``g`` turns positive, refined by
+    ``brentq``; ``end`` if ``g`` stays ``<= 0``. This is the point the published
+    bisection converges to when the condition holds on an interval, found to machine
+    precision."""
+    prev = start
+    for i in range(1, grid + 1):
+        x = start + (end - start) * i / grid
+        if g(x) > 0:
+            return brentq(g, min(prev, x), max(prev, x), xtol=1e-15, rtol=1e-13)
+        prev = x
+    return end
+
+
+def ucrl3_q_upper(p, n, delta, bisection=False):
+    """The largest ``x >= p`` with ``x - p <= min(Bernstein(x), subGaussian_bar(x))``
+    (``UCRL3.q_upper``, lines 129-133)."""
+    ok = lambda x: x - p <= min(bernstein_peeling(x, n, delta),  # noqa: E731
+                                subgaussian_bar(x, n, delta))
+    if bisection:
+        return search_up(ok, 1.0, p)
+    g = lambda x: (x - p) - min(bernstein_peeling(x, n, delta),  # noqa: E731
+                                subgaussian_bar(x, n, delta))
+    return first_crossing(g, p, 1.0)
+
+
+def ucrl3_q_lower(p, n, delta, bisection=False):
+    """The smallest ``x <= p`` with ``p - x <= min(Bernstein(x), subGaussian(x))``
+    (``UCRL3.q_lower``, lines 139-143). The sub-Gaussian proxy
+    ``(1/2 - x) / ln(1/x - 1)`` vanishes only logarithmically at 0, so for small ``p``
+    the root can lie below ``1e-15``; it is then returned as 0 (to ``brentq``'s
+    ``xtol``)."""
+    ok = lambda x: p - x <= min(bernstein_peeling(x, n, delta),  # noqa: E731
+                                subgaussian(x, n, delta))
+    if bisection:
+        return search_down(ok, p, 0.0)
+    g = lambda x: (p - x) - min(bernstein_peeling(x, n, delta),  # noqa: E731
+                                subgaussian(x, n, delta))
+    return first_crossing(g, p, 0.0)
+
+
+def ucrl3_r_upper(mean, var, n, delta):
+    """``UCRL3.m_upper`` (lines 150-152): ``min(1, mean + empirical Bernstein, mean +
+    Hoeffding-Laplace)``."""
+    if n == 0:
+        return 1.0
+    e = elln(n, delta)
+    eb = math.sqrt(2 * var * e) + 7 * e / 3
+    hl = math.sqrt((1 + 1 / n) * math.log(math.sqrt(n + 1) / delta) / (2 * n))
+    return min(1.0, mean + eb, mean + hl)
+
+
+class UCRL3(Episodic):
+    """UCRL3 (``UCRL3.py`` class ``UCRL3``) or, with ``lazy=True``, ``UCRL3_lazy``."""
+
+    def __init__(self, S, A, rng, delta=0.05, lazy=False, bisection=False,
+                 key_sums=True):
+        super().__init__(S, A, rng, delta)
+        self.lazy, self.bisection, self.key_sums = lazy, bisection, key_sums
+        self.least_visited_ties = not lazy  # UCRL3_lazy line 425-426: most visited
+
+    def plan(self):
+        S, A = self.S, self.A
+        d = self.delta / (S * A * (3 + 3 * S))  # line 13
+        self.nkmax = self.Nk.max()
+        self.support = [[list(np.flatnonzero(self.counts[s, a] > 0)) for a in range(A)]
+                        for s in range(S)]
+        self.up = np.zeros((S, A, S))
+        self.low = np.zeros((S, A, S))
+        self.up_out = np.zeros((S, A))
+        self.r_opt = np.zeros((S, A))
+        for s in range(S):
+            for a in range(A):
+                n = int(self.Nk[s, a])
+                var = self.rm2[s, a] / n if n else np.inf
+                self.r_opt[s, a] = ucrl3_r_upper(self.rmean[s, a], var, n, d)
+                self.up_out[s, a] = ucrl3_q_upper(0.0, n, d, self.bisection)
+                for y in self.support[s][a]:
+                    p = self.counts[s, a, y] / n
+                    self.up[s, a, y] = ucrl3_q_upper(p, n, d, self.bisection)
+                    lo = ucrl3_q_lower(p, n, d, self.bisection)
+                    if p >= 1 and n >= 1:  # lines 165-169
+                        lo = max(0.5 ** (1 / n), lo)
+                    self.low[s, a, y] = lo
+        eps = 1.0 / max(1, self.t)
+        if self.lazy:
+            self.evi_lazy(eps)
+        else:
+            self.evi_full(eps)
+
+    def p_u(self, s, a, y):
+        return self.up[s, a, y] if y in self.support[s][a] else self.up_out[s, a]
+
+    def p_l(self, s, a, y):
+        return self.low[s, a, y] if y in self.support[s][a] else 0.0
+
+    def near_optimistic_support(self, s, a, u, order, kappa=np.inf):
+        """``UCRL3.computeSupport`` (lines 211-261) with its helpers (lines 174-207).
+
+        The helpers start from ``sum_p = sum(p)`` with ``p`` a dict (lines 175, 193):
+        the sum of the *keys* (state indices), not of the probabilities. With
+        ``key_sums=True`` (the published behaviour) this is reproduced: ``p_out`` starts
+        as ``{S - 1: 0}`` (line 230), whose key sum ``S - 1 >= 1`` stops
+        ``aux_compute_Fplus_out`` at once, so its value is 0 and the extension loop
+        (line 241) never runs: the support is the empirical support plus the state of
+        highest value. ``key_sums=False`` sums the probabilities (the evident intent).
+        """
+        S = self.S
+        support = list(self.support[s][a])
+        if order[S - 1] not in support:
+            support.append(order[S - 1])
+        umin = u.min()
+        p_in = {y: self.p_u(s, a, y) for y in support}
+        p_out = {S - 1: 0.0}  # line 230: keyed by the position S - 1, value 0
+
+        def total_of(p):
+            return float(sum(p.keys())) if self.key_sums else sum(p.values())
+
+        def fill_in(p, idx):
+            total = total_of(p)
+            while total > 1 and idx < S:
+                y = order[idx]
+                if y in support:
+                    new = max(0.0, p[y] - total + 1, self.p_l(s, a, y))
+                    total -= p[y] - new
+                    p[y] = new
+                idx += 1
+            return idx
+
+        def fill_out(p, idx):
+            total = total_of(p)
+            while total < 1 and idx >= 0:
+                y = order[idx]
+                if y not in support:
+                    add = min(self.p_u(s, a, y), max(0.0, 1 - total))
+                    total += add
+                    p[y] = add
+                idx -= 1
+            return idx
+
+        idx_in = fill_in(p_in, 0)
+        idx_out = fill_out(p_out, S - 1)
+        val_in = sum(p_in[y] * (u[y] - umin) for y in p_in)
+        val_out = sum(p_out[y] * (u[y] - umin) for y in p_out)
+        ll = 1
+        while val_out > min(kappa, val_in) and ll < S - 1:
+            while order[S - 1 - ll] in support and ll < S - 1:
+                ll += 1
+            y = order[S - 1 - ll]
+            if y not in support:
+                support.append(y)
+            if S - 1 - ll > idx_in:
+                p_in[y] = self.p_u(s, a, y)
+                idx_in = fill_in(p_in, idx_in)
+            p_out[y] = 0
+            idx_out = fill_out(p_out, idx_out)
+            val_in = sum(p_in[i] * (u[i] - umin) for i in p_in)
+            val_out = sum(p_out[i] * (u[i] - umin) for i in p_out)
+        return support
+
+    def max_proba(self, s, a, u, order, support):
+        """``UCRL3.max_proba`` (lines 264-290): lower bounds on the support, then the
+        remaining mass from the highest value down, to the upper bounds."""
+        S = self.S
+        q = np.zeros(S)
+        rest = 1.0
+        for y in support:
+            q[y] = self.p_l(s, a, y)
+            rest -= q[y]
+        q[order[S - 1]] = self.p_l(s, a, order[S - 1])
+        ll = 0
+        while rest > 1e-8 and ll <= S - 1:
+            y = order[S - 1 - ll]
+            if ll == 0 or y in support:
+                add = min(rest, self.p_u(s, a, y) - q[y])
+                q[y] += add
+                rest -= add
+            ll += 1
+        return q
+
+    def evi_full(self, eps, max_iter=1000):
+        """``UCRL3.EVI`` (lines 293-329): the support is recomputed at every sweep with
+        ``kappa = 10 span(u0) / Nkmax^(2/3) * |empirical support|``."""
+        S, A = self.S, self.A
+        u0 = self.u - self.u.min()
+        it = 0
+        while True:
+            order = np.argsort(u0, kind="stable")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                kappa0 = np.float64(10 * (u0.max() - u0.min())) / np.float64(
+                    self.nkmax) ** (2 / 3)
+            q = np.empty((S, A))
+            for s in range(S):
+                for a in range(A):
+                    # at Nkmax = 0 kappa is nan (0/0) and Python's min(nan, x) is nan,
+                    # so the support loop does not run, as in the published code
+                    kappa = float(kappa0 * len(self.support[s][a]))
+                    sup = self.near_optimistic_support(s, a, u0, order, kappa)
+                    q[s, a] = self.r_opt[s, a] + self.max_proba(s, a, u0, order, sup) @ u0
+            u1 = q.max(axis=1)
+            diff = np.abs(u1 - u0)
+            if diff.max() - diff.min() < eps or it > max_iter:
+                self.u = u1 - u1.min()
+                self.choices = tied_policy(q, self.Nk, least=True)
+                return
+            u0 = u1 - u1.min()
+            it += 1
+
+    def evi_lazy(self, eps, max_iter=1000, nup_steps=5):
+        """``UCRL3_lazy.EVI`` (lines 396-442): the supports and maximising laws are
+        recomputed every ``nup_steps`` sweeps (every sweep for the first five), no
+        ``kappa``, ties to the most visited, and the stored values end as zeros (line 437
+        reads ``u1`` after it was reset), so every episode starts from ``u0 = 0``."""
+        S, A = self.S, self.A
+        u0 = self.u - self.u.min()
+        it = 0
+        while True:
+            order = np.argsort(u0, kind="stable")
+            maxp = [[self.max_proba(s, a, u0, order,
+                                    self.near_optimistic_support(s, a, u0, order))
+                     for a in range(A)] for s in range(S)]
+            for _ in range(1 if it < nup_steps else nup_steps):
+                q = np.array([[self.r_opt[s, a] + maxp[s][a] @ u0 for a in range(A)]
+                              for s in range(S)])
+                u1 = q.max(axis=1)
+                self.choices = tied_policy(q, self.Nk, least=False)
+                diff = np.abs(u1 - u0)
+                u0 = u1 - u1.min()
+                it += 1
+            if diff.max() - diff.min() < eps or it > max_iter:
+                self.u = np.zeros(S)
+                return
+
+
+# ------------------------------------------------------------------------------- PSRL
+class PSRL(Episodic):
+    """PSRL as in ``PSRL.py``: prior ``Beta(1, 1)`` on each reward with fractional updates
+    (``+r``, ``+(1 - r)``, lines 128-129) and ``Dirichlet(1, ..., 1)`` on each transition
+    row (lines 40-42, 132), one sample per episode (lines 91-96), UCRL2's doubling episode
+    rule (line 116)."""
+
+    def plan(self):
+        g = self.rng.standard_gamma(1.0 + self.counts)
+        Pt = g / g.sum(axis=-1, keepdims=True)
+        visits = self.counts.sum(axis=-1)
+        Rt = self.rng.beta(1.0 + self.rsum, 1.0 + visits - self.rsum)
+        # DEPARTS: exact planning of the sample (policy iteration) where PSRL.VI (lines
+        # 52-85) runs value iteration to span(|u1 - u0|) < 1/t with random least-visited
+        # ties; the sampled rows have full support, so the optimal policy is unique a.s.
+        _, Q, _ = policy_iteration(Pt, Rt)
+        self.choices = tied_policy(Q, self.Nk, least=True)
+
+
+# -------------------------------------------------------------------- optimistic Q
+class OptimisticQ:
+    """Optimistic discounted Q-learning as in ``agent.py`` (bahh723/model-free-rl-algos,
+    class ``OptimisticDiscountedAgent``, lines 59-103): ``H = gamma / (1 - gamma)``
+    (line 67) unless ``horizon_h`` is given (then ``gamma = 1 - 1 / H``, the paper's
+    relation); ``Q = Q_hat = V_hat = H`` initially; greedy in ``Q_hat``, lowest index on
+    ties (``np.argmax``, line 83); update lines 86-93."""
+
+    def __init__(self, S, A, rng, gamma=0.99, c=1.0, horizon_h=None):
+        self.S, self.A = S, A
+        if horizon_h is None:
+            self.gamma, self.H = gamma, gamma / (1 - gamma)
+        else:
+            self.H, self.gamma = float(horizon_h), 1 - 1 / float(horizon_h)
+        self.c = c
+
+    def reset(self, state):
+        self.n = np.zeros((self.S, self.A), int)
+        self.Q = np.full((self.S, self.A), self.H)
+        self.Qhat = np.full((self.S, self.A), self.H)
+        self.V = np.full(self.S, self.H)
+
+    def play(self, state):
+        return int(np.argmax(self.Qhat[state]))
+
+    def update(self, s, a, r, y):
+        self.n[s, a] += 1
+        n = self.n[s, a]
+        bonus = self.c * math.sqrt(self.H / n)
+        alpha = (self.H + 1) / (self.H + n)
+        self.Q[s, a] = (1 - alpha) * self.Q[s, a] + alpha * (r + self.gamma * self.V[y] + bonus)
+        self.Qhat[s, a] = min(self.Qhat[s, a], self.Q[s, a])
+        self.V[s] = self.Qhat[s].max()
+
+
+# ---------------------------------------------------------------------------- IMED-RL
+class IMEDRL:
+    """IMED-RL as in ``IMED_RL.py`` (StatisticalRL, ``index="statisticalrl"``:
+    ``n x + ln n``, line 178) or ``IRL.py`` (fabienpesquerel/IMED-RL, ``"authors"``:
+    ``n x + ln x``, line 179), with ``x = max_{y in [0, B/(B - mu) - 0.01]}
+    E log(B - (value - mu) y)``, ``B = 1 + max phi`` (``min phi = 0``), ``mu`` the best
+    ``q`` over all actions (lines 146-149). Model with one pseudo-observation (reward 1/2,
+    next state uniform; lines 128-129), reward law = observed rewards plus an atom at 1/2
+    of weight 1 and an atom at 1 of weight 0 (line 96), skeleton ``n >= ln(max n)^2``
+    (lines 136-138), untried actions first (uniform among the least played), ties uniform
+    (lines 180-187)."""
+
+    def __init__(self, S, A, rng, index="statisticalrl"):
+        self.S, self.A, self.rng, self.index_rule = S, A, rng, index
+
+    def reset(self, state):
+        S, A = self.S, self.A
+        self.n = np.zeros((S, A), int)
+        self.r_hat = np.full((S, A), 0.5)
+        self.p_hat = np.full((S, A, S), 1.0 / S)
+        self.reward_law = [[{1.0: 0, 0.5: 1} for _ in range(A)] for _ in range(S)]
+        self.skeleton = np.ones((S, A), bool)
+        self.policy = np.zeros(S, int)
+
+    def update(self, s, a, r, y):
+        na = self.n[s, a]
+        self.n[s, a] = na + 1
+        self.r_hat[s, a] = ((na + 1) * self.r_hat[s, a] + r) / (na + 2)
+        e = np.zeros(self.S)
+        e[y] = 1.0
+        self.p_hat[s, a] = ((na + 1) * self.p_hat[s, a] + e) / (na + 2)
+        law = self.reward_law[s][a]
+        law[float(r)] = law.get(float(r), 0) + 1
+        top = self.n[s].max()
+        self.skeleton[s] = self.n[s] >= math.log(top) ** 2
+
+    def bias(self):
+        # DEPARTS: exact bias of the skeleton model (policy iteration, min 0) where
+        # IMED_RL.value_iteration (lines 100-118) stops at sup|phi - phi'| < 1e-3.
+        R = np.where(self.skeleton, self.r_hat, -1e9)
+        phi, _, self.policy = policy_iteration(self.p_hat, R, self.policy)
+        return phi
+
+    def x_value(self, s, a, phi, B, mu):
+        """``x = max_{y in [0, B/(B - mu) - 0.01]} E log(B - (V - mu) y)`` over the joint
+        law of (reward, next state) of ``(s, a)`` (``IMED_RL.py`` lines 155-177), by
+        ``brentq`` on the derivative of this concave function."""
+        law = self.reward_law[s][a]
+        vr = np.array(list(law.keys()))
+        pr = np.array(list(law.values()), float)
+        pr /= pr.sum()
+        p = np.outer(self.p_hat[s, a], pr).ravel()
+        d = (phi[:, None] + vr[None, :]).ravel() - mu
+        ymax = B / (B - mu) - 1e-2
+        dh = lambda y: -float(np.sum(p * d / (B - d * y)))  # noqa: E731
+        y = ymax if dh(ymax) >= 0 else brentq(dh, 0.0, ymax, xtol=1e-14)
+        return float(np.sum(p * np.log(B - d * y)))
+
+    def play(self, s):
+        if np.any(self.n[s] == 0):
+            idx = np.flatnonzero(self.n[s] == self.n[s].min())
+            return int(self.rng.choice(idx))
+        phi = self.bias()
+        B = 1.0 + phi.max()
+        q = self.r_hat[s] + self.p_hat[s] @ phi
+        mu = q.max()
+        index = np.empty(self.A)
+        for a in range(self.A):
+            n = self.n[s, a]
+            if q[a] >= mu:
+                index[a] = math.log(n)
+                continue
+            x = self.x_value(s, a, phi, B, mu)
+            with np.errstate(divide="ignore"):
+                index[a] = n * x + (math.log(n) if self.index_rule == "statisticalrl"
+                                    else float(np.log(x)))
+        idx = np.flatnonzero(index == index.min())
+        return int(self.rng.choice(idx))
+
+
+# ----------------------------------------------------------------------------- driver
+def make_agent(name, S, A, rng, **options):
+    """The loop called ``name`` (one of :data:`AGENTS`)."""
+    if name == "ucrl3":
+        return UCRL3(S, A, rng, **options)
+    if name == "ucrl3_lazy":
+        return UCRL3(S, A, rng, lazy=True, **options)
+    if name == "ucrl2b":
+        return UCRL2B(S, A, rng, **options)
+    if name == "psrl":
+        return PSRL(S, A, rng, **options)
+    if name == "optimistic_q":
+        return OptimisticQ(S, A, rng, **options)
+    if name == "ucrl2":
+        return UCRL2(S, A, rng, **options)
+    if name == "kl_ucrl":
+        return KLUCRL(S, A, rng, **options)
+    if name == "imed_rl_statisticalrl":
+        return IMEDRL(S, A, rng, index="statisticalrl", **options)
+    if name == "imed_rl_authors":
+        return IMEDRL(S, A, rng, index="authors", **options)
+    raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
+
+
+class Path_(NamedTuple):
+    """Cumulative regret paths of one replication, ``[T]`` each."""
+
+    regret: np.ndarray
+    pseudo_regret: np.ndarray
+
+
+def run_one(P, R, agent, horizon, rng, *, reward_law="deterministic", gain_gap=None):
+    """One replication of ``agent`` (an object of this module) on ``(P, R)`` from state 0.
+
+    Returns:
+        :class:`Path_` with the cumulative realised regret ``sum (g* - r_t)`` and the
+        cumulative pseudo-regret ``sum Delta(s_t, a_t)``.
+    """
+    S, A, _ = P.shape
+    gain, gap = gain_gap if gain_gap is not None else true_gaps(P, R, np.ones((S, A), bool))
+    cum = np.cumsum(P, axis=-1)
+    s = 0
+    agent.reset(s)
+    regret = np.empty(horizon)
+    pseudo = np.empty(horizon)
+    total, ptotal = 0.0, 0.0
+    for t in range(horizon):
+        a = agent.play(s)
+        y = min(int(np.searchsorted(cum[s, a], rng.random() * cum[s, a, -1], "right")),
+                S - 1)
+        r = float(R[s, a]) if reward_law == "deterministic" else float(
+            rng.random() < R[s, a])
+        agent.update(s, a, r, y)
+        total += gain - r
+        ptotal += gap[s, a]
+        regret[t], pseudo[t] = total, ptotal
+        s = y
+    return Path_(regret, pseudo)
+
+
+def run(P, R, name, horizon, replications, seed=0, *, reward_law="deterministic",
+        **options):
+    """``replications`` runs of the loop ``name``; returns final realised regrets ``[m]``."""
+    S, A, _ = P.shape
+    gg = true_gaps(P, R, np.ones((S, A), bool))
+    finals = []
+    for ss in np.random.SeedSequence(seed).spawn(replications):
+        rng = np.random.default_rng(ss)
+        agent = make_agent(name, S, A, rng, **options)
+        finals.append(run_one(P, R, agent, horizon, rng, reward_law=reward_law,
+                              gain_gap=gg).regret[-1])
+    return np.array(finals)
+
+
+def riverswim6_statisticalrl():
+    """StatisticalRL's ``river-swim-6`` (``register.py`` line 276: 6 states, right
+    succeeds w.p. 0.4, goes back w.p. 0.05, rewards 0.005 on the left, 1 on the right;
+    ``RiverSwim.py`` lines 21-59), in *their* action order: 0 = right, 1 = left."""
+    S = 6
+    P = np.zeros((S, 2, S))
+    R = np.zeros((S, 2))
+    for s in range(S):
+        prr = 0.4 if s < S - 1 else 0.0
+        prl = 0.05 if s > 0 else 0.0
+        if s < S - 1:
+            P[s, 0, s + 1] += prr
+        if s > 0:
+            P[s, 0, s - 1] += prl
+        P[s, 0, s] += 1 - prr - prl
+        P[s, 1, max(s - 1, 0)] = 1.0
+    R[S - 1, 0] = 1.0
+    R[0, 1] = 0.005
+    return P, R
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agent", nargs="+", default=["ucrl3_lazy", "ucrl2b", "psrl",
+                                                   "optimistic_q"], choices=AGENTS)
+    ap.add_argument("--horizon", type=int, default=2000)
+    ap.add_argument("--replications", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rewards", default="deterministic",
+                    choices=("deterministic", "bernoulli"))
+    args = ap.parse_args(argv)
+    P, R = riverswim6_statisticalrl()
+    for name in args.agent:
+        t0 = time.perf_counter()
+        f = run(P, R, name, args.horizon, args.replications, args.seed,
+                reward_law=args.rewards)
+        se = f.std(ddof=1) / math.sqrt(len(f)) if len(f) > 1 else float("nan")
+        print(f"{name:24s} T={args.horizon} m={len(f)}  regret {f.mean():9.2f} +- {se:6.2f}"
+              f"  ({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

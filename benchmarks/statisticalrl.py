@@ -1,0 +1,233 @@
+"""The StatisticalRL ``learners`` code, unchanged, beside jaxmdp and the NumPy loops.
+
+Given a local copy of https://github.com/StatisticalRL/learners (this script fetches
+nothing; pass ``--learners-dir PATH`` or set ``STATISTICALRL_LEARNERS``, the directory
+that holds ``src/statisticalrl_learners``), it runs the published UCRL2, KL-UCRL, PSRL,
+IMED-RL, UCRL3 (``UCRL3_lazy``, the class the StatisticalRL experiments run under the
+name "UCRL3", and ``UCRL3``) and UCRL2B on river-swim-6, one replication at a time with
+the global ``numpy.random`` seeded per replication, as their experiment scripts do; then
+jaxmdp's agents with the options that reproduce the published rules, and optionally the
+hand-written loops of ``benchmarks/numpy_baselines25.py``. It prints the mean final
+realised regret ``T g* - sum r_t`` +- its standard error per algorithm and the z
+statistic of each difference from the published code, and saves a JSON file with the
+settings and every final regret under ``results/``.
+
+**The MDP.** StatisticalRL's ``river-swim-6`` (their ``register.py`` line 276:
+``nbStates=6, rightProbaright=0.4, rightProbaLeft=0.05, rewardL=0.005, rewardR=1``,
+built by ``RiverSwim.py`` lines 21-59 with Dirac rewards, start state 0) is the same MDP
+as jaxmdp's ``riverswim-6`` with the two actions swapped: theirs are 0 = right,
+1 = left, jaxmdp's 0 = left, 1 = right. The published learners run on the matrices built
+here in their order (checked against ``jm.envs.make("riverswim-6")`` at start-up), so
+their lowest-index conventions (e.g. ``np.argmax`` ties) see "right" first.
+
+**Only shim.** The published code uses ``np.infty`` (``UCRL2B.py`` line 144,
+``utils.py`` lines 115-122), removed in NumPy 2; the script sets ``np.infty = np.inf``
+when it is missing. Nothing in the learners is modified.
+
+Example (about 10 minutes of one core)::
+
+    python benchmarks/statisticalrl.py --learners-dir /path/to/learners \\
+        --horizon 2000 --replications 10 --numpy
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+# published class -> (module, class, constructor kind), jaxmdp (name, options), NumPy loop
+ALGORITHMS = {
+    "UCRL2": ("UCRL2", "UCRL2", "delta", ("ucrl2", {"ties": "random_least_visited",
+                                                     "epsilon_rule": "t"}), "ucrl2"),
+    "KL-UCRL": ("KLUCRL", "KLUCRL", "delta",
+                ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t"}), None),
+    "PSRL": ("PSRL", "PSRL", "delta", ("psrl", {}), "psrl"),
+    "IMED-RL": ("IMED_RL", "IMEDRL", "plain", ("imed_rl", {"index": "statisticalrl"}),
+                "imed_rl_statisticalrl"),
+    "UCRL3_lazy": ("UCRL3", "UCRL3_lazy", "delta", ("ucrl3", {"lazy": True}), "ucrl3_lazy"),
+    "UCRL3": ("UCRL3", "UCRL3", "delta", ("ucrl3", {}), "ucrl3"),
+    "UCRL2B": ("UCRL2B", "UCRL2B", "delta", ("ucrl2b", {}), "ucrl2b"),
+}
+
+
+def load_learners(path):
+    """Imports ``statisticalrl_learners.MDPs_discrete`` from ``path`` (or its ``src``)."""
+    root = Path(path).expanduser().resolve()
+    src = root / "src" if (root / "src" / "statisticalrl_learners").is_dir() else root
+    if not (src / "statisticalrl_learners").is_dir():
+        raise ValueError(f"learners_dir must hold src/statisticalrl_learners, got {path!r}")
+    if not hasattr(np, "infty"):
+        np.infty = np.inf  # the published code's NumPy 1 alias (see module docstring)
+    sys.path.insert(0, str(src))
+    import importlib
+
+    return lambda module: importlib.import_module(
+        f"statisticalrl_learners.MDPs_discrete.{module}")
+
+
+def statisticalrl_riverswim6():
+    """``(P, R)`` of river-swim-6 in StatisticalRL's action order (0 = right)."""
+    from numpy_baselines25 import riverswim6_statisticalrl
+
+    return riverswim6_statisticalrl()
+
+
+def check_against_jaxmdp(P, R):
+    """Raises if jaxmdp's riverswim-6 is not ``(P, R)`` with the actions swapped."""
+    import jaxmdp as jm
+
+    m = jm.envs.make("riverswim-6")
+    Pj, Rj = np.asarray(m.P), np.asarray(m.R)
+    if not (np.allclose(Pj, P[:, ::-1]) and np.allclose(Rj, R[:, ::-1])):
+        raise RuntimeError("jaxmdp's riverswim-6 is not StatisticalRL's river-swim-6 with "
+                           "the actions swapped")
+
+
+def run_published(get_module, name, P, R, horizon, replications, seed, delta):
+    """Final realised regrets of the published learner ``name``, one per replication."""
+    from numpy_reference import true_gaps
+
+    module, cls, kind = ALGORITHMS[name][:3]
+    Learner = getattr(get_module(module), cls)
+    S, A, _ = P.shape
+    gain, _ = true_gaps(P, R, np.ones((S, A), bool))
+    cum = np.cumsum(P, axis=-1)
+    finals = []
+    for i in range(replications):
+        np.random.seed(seed + i)  # the learners draw from the global numpy.random
+        env_rng = np.random.default_rng([seed, i])
+        learner = Learner(S, A, delta) if kind == "delta" else Learner(S, A)
+        s = 0
+        learner.reset(s)
+        total = 0.0
+        for _ in range(horizon):
+            a = int(learner.play(s))
+            y = min(int(np.searchsorted(cum[s, a], env_rng.random(), "right")), S - 1)
+            r = float(R[s, a])
+            learner.update(s, a, r, y)
+            total += gain - r
+            s = y
+        finals.append(total)
+    return np.array(finals)
+
+
+def run_jaxmdp(name, horizon, replications, seed, delta):
+    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason."""
+    import jaxmdp as jm
+
+    agent_name, options = ALGORITHMS[name][3]
+    options = dict(options)
+    try:
+        probe = jm.get_agent(agent_name, **options)
+        if hasattr(probe.config, "delta"):
+            options["delta"] = delta
+        agent = jm.get_agent(agent_name, **options)
+    except (ValueError, TypeError) as err:
+        return None, f"jaxmdp has no {agent_name}({options}) yet: {err}"
+    traj = jm.simulate(jm.envs.make("riverswim-6"), agent, horizon, replications, seed,
+                       progress=False)
+    return np.asarray(traj.regret)[:, -1], f"{agent_name}({options})"
+
+
+def run_numpy(name, P, R, horizon, replications, seed, delta):
+    """Final realised regrets of the NumPy loop of ``name`` (their action order)."""
+    from numpy_baselines25 import run
+
+    loop = ALGORITHMS[name][4]
+    if loop is None:
+        loop = "kl_ucrl"
+    opts = {} if loop.startswith(("imed", "optimistic")) else {"delta": delta}
+    return run(P, R, loop, horizon, replications, seed, **opts)
+
+
+def summary(x):
+    x = np.asarray(x, float)
+    se = x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
+    return float(x.mean()), float(se)
+
+
+def z_stat(a, b):
+    (ma, sa), (mb, sb) = a, b
+    d = math.sqrt(sa**2 + sb**2)
+    return (mb - ma) / d if d > 0 else float("nan")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--learners-dir", default=os.environ.get("STATISTICALRL_LEARNERS"))
+    ap.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS),
+                    choices=list(ALGORITHMS))
+    ap.add_argument("--horizon", type=int, default=2000)
+    ap.add_argument("--replications", type=int, default=10)
+    ap.add_argument("--jax-replications", type=int, default=100)
+    ap.add_argument("--delta", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--numpy", action="store_true",
+                    help="also run benchmarks/numpy_baselines25.py's loops")
+    ap.add_argument("--no-jax", action="store_true")
+    ap.add_argument("--kl-ucrl-bug", action="store_true",
+                    help="the NumPy KL-UCRL loop reproduces the published search_up")
+    ap.add_argument("--out", default=str(HERE.parent / "results"))
+    args = ap.parse_args(argv)
+    if not args.learners_dir:
+        ap.error("give --learners-dir PATH or set STATISTICALRL_LEARNERS")
+    get_module = load_learners(args.learners_dir)
+    P, R = statisticalrl_riverswim6()
+    if not args.no_jax:
+        check_against_jaxmdp(P, R)
+    rows = []
+    print(f"river-swim-6, T = {args.horizon}, delta = {args.delta}; mean final regret +- se")
+    for name in args.algorithms:
+        row = {"algorithm": name}
+        t0 = time.process_time()
+        pub = run_published(get_module, name, P, R, args.horizon, args.replications,
+                            args.seed, args.delta)
+        row["published"] = pub.tolist()
+        row["published_cpu_s"] = time.process_time() - t0
+        ps = summary(pub)
+        line = f"{name:11s} published {ps[0]:9.1f} +- {ps[1]:6.1f} (m={len(pub)})"
+        if args.numpy:
+            if name == "KL-UCRL":
+                from numpy_baselines25 import run
+
+                npf = run(P, R, "kl_ucrl", args.horizon, args.replications, args.seed,
+                          delta=args.delta, search_up_bug=args.kl_ucrl_bug)
+            else:
+                npf = run_numpy(name, P, R, args.horizon, args.replications, args.seed,
+                                args.delta)
+            row["numpy"] = npf.tolist()
+            ns = summary(npf)
+            line += f" | numpy {ns[0]:9.1f} +- {ns[1]:6.1f} z={z_stat(ps, ns):+5.2f}"
+        if not args.no_jax:
+            jf, what = run_jaxmdp(name, args.horizon, args.jax_replications, args.seed,
+                                  args.delta)
+            row["jaxmdp_agent"] = what
+            if jf is None:
+                line += f" | jaxmdp: skipped ({what})"
+            else:
+                row["jaxmdp"] = jf.tolist()
+                js = summary(jf)
+                line += f" | jaxmdp {js[0]:9.1f} +- {js[1]:6.1f} z={z_stat(ps, js):+5.2f}"
+        print(line, flush=True)
+        rows.append(row)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = out / f"statisticalrl-riverswim6-T{args.horizon}-{stamp}.json"
+    settings = {k: v for k, v in vars(args).items() if k != "out"}
+    path.write_text(json.dumps({"settings": settings, "rows": rows}, indent=1))
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()
