@@ -1,0 +1,185 @@
+"""A griffe extension for the docs site: the reStructuredText in jaxmdp's docstrings, as
+Markdown that mkdocstrings renders.
+
+jaxmdp's docstrings follow optax's template (Google sections) and write maths and
+cross-references the Sphinx way. Before mkdocstrings parses a docstring, this extension
+rewrites, outside ``>>>`` examples:
+
+* ``:math:`x``` as ``\\(x\\)`` and a ``.. math::`` directive as a ``\\[ ... \\]`` block
+  (rendered by MathJax through ``pymdownx.arithmatex``);
+* ``:func:`~jaxmdp.kl_ucb``` (and ``:class:``, ``:meth:``, ``:mod:``, ``:data:``,
+  ``:attr:``) as code, linked to the API page when the name is documented there;
+* a literal block introduced by ``::`` as a fenced code block;
+* a simple table (columns ruled by ``=====  ===``) as a Markdown table;
+* an ``Example:`` section title as ``Examples:``, the title griffe renders as examples.
+
+Configured in ``mkdocs.yml`` under the python handler's ``extensions``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from pathlib import Path
+
+import griffe
+
+_API = Path(__file__).resolve().parent / "api"
+_ROLE = re.compile(r":(func|class|meth|mod|data|attr|obj|exc):`(~?)([^`]+)`")
+_MATH_ROLE = re.compile(r":math:`([^`]+)`")
+_MATH_DIRECTIVE = re.compile(r"^(\s*)\.\. math::\s*(.*)$")
+_RULE = re.compile(r"^\s*=+( +=+)+\s*$")
+
+
+def _documented() -> set[str]:
+    """The identifiers rendered by ``::: name`` on the API pages."""
+    names = set()
+    for page in _API.glob("*.md"):
+        names.update(re.findall(r"^::: (\S+)", page.read_text(), flags=re.MULTILINE))
+    return names
+
+
+class RstToMarkdown(griffe.Extension):
+    """Rewrites every loaded docstring from reStructuredText to Markdown."""
+
+    def __init__(self) -> None:
+        self.documented = _documented()
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+        # ``from jaxmdp.simulate import simulate`` in a package's ``__init__`` makes the
+        # name ``jaxmdp.simulate`` the function, but griffe keeps the submodule under it:
+        # point such names at the imported object, as Python does.
+        for name, target in pkg.imports.items():
+            member = pkg.members.get(name)
+            if member is not None and member.is_module and target != member.path:
+                pkg.set_member(name, griffe.Alias(name, target, parent=pkg))
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
+        if obj.docstring is not None:
+            module = obj.module.path if not obj.is_module else obj.path
+            obj.docstring.value = convert(obj.docstring.value, module, self.documented)
+
+
+def _target(name: str, module: str, documented: set[str]) -> str | None:
+    """The documented identifier a role's ``name`` refers to, or None."""
+    name = name.rstrip("()")
+    last = name.split(".")[-1]
+    for candidate in (name, f"jaxmdp.{name}", f"{module}.{name}", f"jaxmdp.{last}"):
+        parent = candidate.rpartition(".")[0]
+        if candidate in documented:
+            return candidate
+        # Members of a documented class or module (methods, envs functions) are rendered
+        # on its page too.
+        if parent in documented and parent != "jaxmdp" and not last.startswith("_"):
+            return candidate
+    return None
+
+
+def _role(match: re.Match, module: str, documented: set[str]) -> str:
+    kind, tilde, name = match.groups()
+    shown = name.split(".")[-1] if tilde else name
+    if kind in ("func", "meth") and not shown.endswith(")"):
+        shown += "()"
+    # Module-level constants have no docstring and so no entry to link to.
+    target = None if kind == "data" else _target(name, module, documented)
+    return f"[`{shown}`][{target}]" if target else f"`{shown}`"
+
+
+def _inline(line: str, module: str, documented: set[str]) -> str:
+    line = _MATH_ROLE.sub(lambda m: "\\(" + m.group(1) + "\\)", line)
+    return _ROLE.sub(lambda m: _role(m, module, documented), line)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _block(lines: list[str], start: int, base: int) -> tuple[list[str], int]:
+    """The indented block after line ``start - 1`` (deeper than ``base``), dedented, and
+    the index of the first line after it."""
+    end = start
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > base):
+        end += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return textwrap.dedent("\n".join(lines[start:end])).strip("\n").split("\n"), end
+
+
+def _table(lines: list[str], start: int) -> tuple[list[str], int]:
+    """A simple RST table starting at the rule ``lines[start]``, as Markdown rows."""
+    rule = lines[start]
+    pad = _indent(rule)
+    spans = [m.span() for m in re.finditer(r"=+", rule)]
+    rows, rules, i = [], 0, start
+    while i < len(lines) and lines[i].strip():
+        if _RULE.match(lines[i]):
+            rules += 1
+            if rules == 2:
+                rows.append(None)
+        else:
+            starts = [a for a, _ in spans]
+            ends = [*starts[1:], None]
+            rows.append([lines[i][a:b].strip().replace("|", r"\|")
+                         for a, b in zip(starts, ends, strict=True)])
+        i += 1
+    out = []
+    for row in rows:
+        if row is None:
+            out.append(" " * pad + "|" + "|".join("---" for _ in spans) + "|")
+        else:
+            out.append(" " * pad + "| " + " | ".join(row) + " |")
+    return out, i
+
+
+def convert(text: str, module: str = "jaxmdp", documented: set[str] | None = None) -> str:
+    """``text`` (a docstring) with its reStructuredText rewritten as Markdown."""
+    documented = documented or set()
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        pad = " " * _indent(line)
+        if stripped == "Example:":
+            # optax's template says "Example:"; griffe's Google parser renders the
+            # examples (``>>>`` lines as code) only under "Examples:".
+            out.append(pad + "Examples:")
+            i += 1
+            continue
+        if stripped.startswith(">>>") or stripped.startswith("..."):
+            out.append(line)
+            i += 1
+            continue
+        directive = _MATH_DIRECTIVE.match(line)
+        if directive:
+            body, i = _block(lines, i + 1, len(directive.group(1)))
+            formula = "\n".join(part for part in [directive.group(2), *body] if part.strip())
+            out += ["", pad + r"\[", *(pad + part for part in formula.split("\n")),
+                    pad + r"\]", ""]
+            continue
+        if _RULE.match(line) and i + 1 < len(lines) and lines[i + 1].strip():
+            table, i = _table(lines, i)
+            out += ["", *table, ""]
+            continue
+        if stripped.endswith("::") and not stripped.startswith(".."):
+            intro = _inline(line.rstrip()[:-2].rstrip(), module, documented)
+            if intro.strip():
+                out.append(intro + ":")
+            start = i + 1
+            while start < len(lines) and not lines[start].strip():
+                start += 1
+            body, i = _block(lines, start, _indent(line))
+            code = "\n".join(body)
+            try:
+                ast.parse(code)
+                language = "python"
+            except SyntaxError:
+                language = "text"
+            out += ["", pad + "```" + language, *(pad + part for part in body), pad + "```",
+                    ""]
+            continue
+        out.append(_inline(line, module, documented))
+        i += 1
+    return "\n".join(out)
