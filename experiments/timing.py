@@ -455,7 +455,7 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
 
 
 def parse_args(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], compile_cache=False)
     parser.add_argument("--sizes", type=str, default=None,
                         help="comma-separated |S| values (default 10,100,1000,10000; "
                              "up to 100000 with --full)")
