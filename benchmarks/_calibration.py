@@ -6,7 +6,7 @@ the time. :func:`calibrate` times two fixed workloads, each the median of a few 
 after a warm-up:
 
 * ``numpy_ms``: NumPy sorting 2^20 float64 numbers (fixed seed), single-threaded;
-* ``xla_ms``: a fixed, already compiled XLA program: a ``lax.fori_loop`` of 20,000 steps
+* ``xla_ms``: a fixed, already compiled XLA program: a ``lax.fori_loop`` of 100,000 steps
   of ``v = tanh(M @ v)`` with a 32 x 32 float32 ``M``, the kind of long loop of small
   operations jaxmdp's simulator runs (timed with ``block_until_ready``).
 
@@ -27,7 +27,7 @@ REPEATS = 5
 
 #: The NumPy workload's size and the XLA program's loop length and matrix size.
 SORT_SIZE = 2**20
-LOOP_STEPS = 20_000
+LOOP_STEPS = 100_000
 MATRIX_SIZE = 32
 
 

@@ -162,7 +162,10 @@ def main(argv=None):
                         help="rounds per jitted call in --ucrl3-size")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
+    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
+    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
 
+    import _calibration
     import jax
 
     jax.config.update("jax_enable_x64", args.x64)
@@ -176,6 +179,7 @@ def main(argv=None):
           f"device(s), "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
           f"{_load()} at start", flush=True)
+    print(_calibration.calibration_line(), flush=True)
     if args.ucrl3_size:
         return ucrl3_size(args)
 

@@ -20,6 +20,7 @@ This is not part of the tests.
 """
 
 import argparse
+import os
 import statistics
 import time
 
@@ -88,6 +89,11 @@ def main():
     parser.add_argument("--max-repeats", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
+    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
+    import _calibration
+
+    print(_calibration.calibration_line(), flush=True)
 
     kl_ucb = jax.jit(jax.vmap(jaxmdp.kl_ucb))
     kinf = jax.jit(jax.vmap(jaxmdp.kinf))

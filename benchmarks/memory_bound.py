@@ -32,6 +32,7 @@ import argparse
 import collections
 import gzip
 import json
+import os
 import sys
 import tempfile
 import time
@@ -136,11 +137,15 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
     args = parser.parse_args(argv)
+    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
+    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
 
+    import _calibration
     import jax
 
     if args.x64:
         jax.config.update("jax_enable_x64", True)
+    print(_calibration.calibration_line(), flush=True)
     import jax.numpy as jnp
     import scaling
 

@@ -28,6 +28,7 @@ This is not part of the tests.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -88,6 +89,11 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--cases", nargs="+", default=["batch", "single", "garnet", "simulator"])
     args = parser.parse_args()
+    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
+    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
+    import _calibration
+
+    print(_calibration.calibration_line(), flush=True)
     dtype = jnp.dtype(args.dtype)
 
     key = jax.random.key(0)

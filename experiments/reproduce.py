@@ -8,7 +8,9 @@ run afterwards, one at a time, with nothing beside them. One progress display fo
 them all (each running script's latest progress line is shown beside it); each script's
 full output goes to ``results/logs/<script>.log``. Results are reused as each script
 decides (``--force`` is passed through to recompute); ``--full`` asks every script for
-the published sizes instead of its CPU-friendly default.
+the published sizes instead of its CPU-friendly default. The machine's calibration line
+(``benchmarks/_calibration.py``) is printed before the first script and after the last,
+and saved with each script's time in ``results/logs/reproduce.json``.
 
 Compiled programs are shared between the scripts, and between runs, through jaxmdp's
 persistent compilation cache (``jaxmdp._cache``: the user's cache directory,
@@ -29,6 +31,7 @@ without it (they turn it off themselves, and are started with
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -41,6 +44,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import _calibration  # noqa: E402
+
 from jaxmdp import _cache  # noqa: E402
 from jaxmdp._progress import Progress  # noqa: E402
 
@@ -150,6 +156,8 @@ def main(argv=None):
     shared = [p for p in scripts if not runs_alone(p)]
     alone = [p for p in scripts if runs_alone(p)]
     results = {}
+    calibration = {"start": _calibration.calibrate()}
+    print(_calibration.calibration_line(calibration["start"]) + " (start)", flush=True)
     start = time.perf_counter()
     with Progress(len(scripts), "reproduce") as bar:
         def one(script):
@@ -169,7 +177,16 @@ def main(argv=None):
         print(f"{script.name}: {status}, {seconds:.1f}s")
         for figure in figures:
             print(f"  figure: {figure}")
-    print(f"total: {time.perf_counter() - start:.1f}s ({args.jobs} side by side)")
+    total = time.perf_counter() - start
+    print(f"total: {total:.1f}s ({args.jobs} side by side)")
+    calibration["end"] = _calibration.calibrate()
+    print(_calibration.calibration_line(calibration["end"]) + " (end)")
+    summary = {"calibration": calibration, "total_s": round(total, 1), "jobs": args.jobs,
+               "compile_cache": not args.no_compile_cache,
+               "scripts": {script.stem: {"exit": code, "seconds": round(seconds, 1)}
+                           for script, code, _, seconds in report}}
+    (logs / "reproduce.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"summary: {logs / 'reproduce.json'}")
     if failures:
         print(f"failed: {', '.join(failures)}", file=sys.stderr)
         return 1

@@ -80,17 +80,20 @@ def filled_cache(tmp_path_factory):
 def test_simulate_writes_the_default_cache_where_jaxmdp_cache_dir_says(filled_cache):
     path, first = filled_cache
     assert first["dir"] == str(path)
-    assert first["hits"] == 0
     assert first["writes"] > 0
+    # (A program needed twice in one process, by functions the in-memory cache tells
+    # apart, is written once and loaded the second time.)
+    assert first["hits"] < first["writes"]
     assert 0 < _entries(path) <= first["writes"]
 
 
 def test_a_second_process_loads_every_program_instead_of_compiling_it(filled_cache):
     path, first = filled_cache
     second = _simulate(_env(JAXMDP_CACHE_DIR=str(path)))
-    # Every program the first process compiled (and wrote) is loaded; none is written.
+    # Every program the first process compiled (and wrote) or loaded is loaded; none is
+    # compiled.
     assert second["writes"] == 0
-    assert second["hits"] == first["writes"]
+    assert second["hits"] == first["writes"] + first["hits"]
     assert second["regret"] == first["regret"]  # bit for bit
 
 
@@ -103,7 +106,8 @@ def test_a_users_own_cache_directory_is_kept_by_simulate(filled_cache, tmp_path)
     result = json.loads(_python(["-c", code + SIMULATE], _env(
         JAXMDP_CACHE_DIR=str(ours))).stdout.splitlines()[-1])
     assert result["dir"] == str(path)
-    assert result["hits"] == first["writes"]
+    assert result["writes"] == 0
+    assert result["hits"] == first["writes"] + first["hits"]
     assert not ours.exists()
 
 
