@@ -10,7 +10,7 @@ after a warm-up:
   of ``v = tanh(M @ v)`` with a 32 x 32 float32 ``M``, the kind of long loop of small
   operations jaxmdp's simulator runs (timed with ``block_until_ready``).
 
-Both are about 10-100 ms on a laptop. :func:`calibration_line` formats the result as one
+:func:`calibration_line` formats the result as one
 line; the benchmark and experiment scripts print it and store the dict in their saved
 results' settings.
 """

@@ -19,8 +19,8 @@ same configuration loads them instead of compiling them again: in
 ``JAXMDP_CACHE_DIR``, turned off by ``jaxmdp run --no-compile-cache`` or
 ``JAXMDP_NO_COMPILE_CACHE=1``, cleared by ``jaxmdp cache --clear`` (or by deleting the
 directory). A cache directory configured in JAX itself (``JAX_COMPILATION_CACHE_DIR``)
-is used as it is. ``jaxmdp envs`` and ``jaxmdp agents`` compile nothing: the listing's
-numbers come from a table shipped with the package.
+takes precedence and is used as it is. ``jaxmdp envs`` and ``jaxmdp agents`` compile
+nothing: the listing's numbers come from a table shipped with the package.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ REWARDS = ("default", "known", "learned")
 
 
 _CACHE_HELP = ("Compiled programs are cached on disk (JAX's persistent compilation cache) "
-               "and loaded by later runs instead of compiled again: in "
-               "platformdirs.user_cache_dir('jaxmdp') (~/.cache/jaxmdp on Linux), or "
-               "$JAXMDP_CACHE_DIR, or JAX's own JAX_COMPILATION_CACHE_DIR when set. Turn it "
-               "off with `jaxmdp run --no-compile-cache` or JAXMDP_NO_COMPILE_CACHE=1; "
-               "`jaxmdp cache` prints its location and size, `jaxmdp cache --clear` "
-               "deletes its entries.")
+               "and loaded by later runs instead of compiled again: in JAX's own "
+               "JAX_COMPILATION_CACHE_DIR when set, else in $JAXMDP_CACHE_DIR when set, "
+               "else in platformdirs.user_cache_dir('jaxmdp') (~/.cache/jaxmdp on "
+               "Linux). Turn it off with `jaxmdp run --no-compile-cache` or "
+               "JAXMDP_NO_COMPILE_CACHE=1; `jaxmdp cache` prints its location and size, "
+               "`jaxmdp cache --clear` deletes its entries.")
 
 
 def _positive_int(name):
