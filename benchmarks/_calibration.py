@@ -10,9 +10,8 @@ after a warm-up:
   of ``v = tanh(M @ v)`` with a 32 x 32 float32 ``M``, the kind of long loop of small
   operations jaxmdp's simulator runs (timed with ``block_until_ready``).
 
-:func:`calibration_line` formats the result as one
-line; the benchmark and experiment scripts print it and store the dict in their saved
-results' settings.
+:func:`calibration_line` formats the result as one line; the benchmark and experiment
+scripts print it, and those that save results store the dict with them.
 """
 
 from __future__ import annotations

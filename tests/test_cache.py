@@ -214,3 +214,21 @@ def test_listings_compile_no_program(args, tmp_path):
     if "envs" in args:
         lines = result.stdout.splitlines()
         assert len(lines) == 1 + len(jm.envs.names())
+
+
+def test_reproduce_turns_the_cache_off_for_scripts_that_measure_time():
+    sys.path.insert(0, str(ROOT / "experiments"))
+    try:
+        import reproduce
+    finally:
+        sys.path.remove(str(ROOT / "experiments"))
+    scripts = reproduce.discover()
+    timed = {script.stem for script in scripts if reproduce.runs_alone(script)}
+    assert {"timing", "scaling"} <= timed
+    for script in scripts:
+        on = reproduce.script_env(script, True).get(_cache.DISABLE_VARIABLE)
+        assert on == ("1" if script.stem in timed else os.environ.get(
+            _cache.DISABLE_VARIABLE))
+        assert reproduce.script_env(script, False)[_cache.DISABLE_VARIABLE] == "1"
+        assert (reproduce.script_env(script, True).get("JAX_COMPILATION_CACHE_DIR")
+                == os.environ.get("JAX_COMPILATION_CACHE_DIR"))
