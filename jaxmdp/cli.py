@@ -197,8 +197,15 @@ def cache(args) -> int:
         print(f"deleted {info.entries} compiled programs ({info.size_bytes / 1e6:.1f} MB) "
               f"from {info.path}")
         return 0
+    import jax
+
     info = _cache.compilation_cache_info()
-    state = (f"off ({_cache.DISABLE_VARIABLE} is set)" if _cache.is_disabled() else "on")
+    if _cache.is_disabled():
+        state = f"off ({_cache.DISABLE_VARIABLE} is set)"
+    elif not jax.config.jax_enable_compilation_cache:
+        state = "off (jax_enable_compilation_cache is False)"
+    else:
+        state = "on"
     print(f"compilation cache: {info.path}")
     print(f"state: {state}")
     print(f"entries: {info.entries} compiled programs, {info.size_bytes / 1e6:.1f} MB")

@@ -178,7 +178,7 @@ def test_is_disabled_reads_the_variable(monkeypatch, value, disabled):
     assert _cache.is_disabled() is disabled
 
 
-def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys):
+def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys, monkeypatch):
     import shutil
 
     path, _ = filled_cache
@@ -189,6 +189,7 @@ def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys):
     size = sum(p.stat().st_size for p in copy.iterdir() if p.name.endswith("-cache"))
     # The command reports the directory JAX uses (set here as a user would; nothing is
     # compiled while it is set).
+    monkeypatch.delenv(_cache.DISABLE_VARIABLE, raising=False)
     before = jax.config.jax_compilation_cache_dir
     jax.config.update("jax_compilation_cache_dir", str(copy))
     try:
@@ -198,7 +199,7 @@ def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys):
         cleared = capsys.readouterr().out
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
-    assert f"compilation cache: {copy}" in out
+    assert f"compilation cache: {copy}\nstate: on\n" in out
     assert f"entries: {entries} compiled programs, {size / 1e6:.1f} MB" in out
     assert f"deleted {entries} compiled programs" in cleared
     assert _entries(copy) == 0
