@@ -148,7 +148,9 @@ def test_experiment_parser_sets_the_cache_up(monkeypatch):
     for measures_time, argv, disabled in ((False, [], False),
                                           (False, ["--no-compile-cache"], True),
                                           (True, [], True)):
-        monkeypatch.delenv(_cache.DISABLE_VARIABLE, raising=False)
+        # (setenv records the variable's original state, restored after the test; the
+        # parser sets it to 1 when it turns the cache off.)
+        monkeypatch.setenv(_cache.DISABLE_VARIABLE, "0")
         parser = _common.base_parser("test", compile_cache=not measures_time)
         args = parser.parse_args(argv)
         assert args.no_compile_cache is ("--no-compile-cache" in argv)
