@@ -58,6 +58,20 @@ def _xla_program():
     return lambda: compiled(matrix, vector).block_until_ready()
 
 
+def no_compile_cache() -> None:
+    """Keeps JAX's persistent compilation cache off in this process and its children, so
+    that the compile times a benchmark reports are compiles, not loads from disk.
+
+    Sets ``JAXMDP_NO_COMPILE_CACHE=1`` (jaxmdp then never turns the cache on) and
+    ``jax_enable_compilation_cache`` to False (no cache directory the user configured is
+    used either). Call it before the first compilation.
+    """
+    import jax
+
+    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
+    jax.config.update("jax_enable_compilation_cache", False)
+
+
 def calibrate(repeats: int = REPEATS) -> dict:
     """Times the two fixed workloads and describes the machine.
 

@@ -20,7 +20,6 @@ This is not part of the tests.
 """
 
 import argparse
-import os
 import statistics
 import time
 
@@ -89,9 +88,8 @@ def main():
     parser.add_argument("--max-repeats", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
-    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
     import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
 
     print(_calibration.calibration_line(), flush=True)
 

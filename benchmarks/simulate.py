@@ -62,10 +62,9 @@ def main(argv=None):
                              "older commit) to compare versions")
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy loop")
     args = parser.parse_args(argv)
-    # Timings: every program is compiled, none loaded from jaxmdp's compilation cache.
-    os.environ["JAXMDP_NO_COMPILE_CACHE"] = "1"
     _use_root(args.jaxmdp_root)
     import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
     import jax
 
     jax.config.update("jax_enable_x64", args.x64)

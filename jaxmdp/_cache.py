@@ -25,10 +25,12 @@ compile in under a second, which are most of jaxmdp's.
 
 **Turning it off.** ``jaxmdp run --no-compile-cache``, ``--no-compile-cache`` on an
 experiment script, or ``JAXMDP_NO_COMPILE_CACHE=1`` in the environment (for this process
-and every process it starts). Setting ``jax_enable_compilation_cache`` to False turns
-JAX's cache off for jaxmdp as well. The scripts that measure time (``benchmarks/``,
-``experiments/timing.py``, ``experiments/scaling.py``) turn it off themselves, so the
-compile times they report are compiles, not loads.
+and every process it starts): JAX's persistent cache is then off altogether
+(``jax_enable_compilation_cache = False``), also in a directory the user configured.
+Setting ``jax_enable_compilation_cache`` to False oneself does the same. The scripts
+that measure time (``benchmarks/``, ``experiments/timing.py``,
+``experiments/scaling.py``) turn it off themselves, so the compile times they report are
+compiles, not loads.
 
 **Clearing it.** ``jaxmdp cache`` prints its location and size and ``jaxmdp cache
 --clear`` deletes its entries (:func:`clear_compilation_cache`); deleting the directory
@@ -97,15 +99,19 @@ def is_disabled() -> bool:
 
 
 def disable_compilation_cache() -> None:
-    """Turns jaxmdp's cache off for this process and the processes it starts.
+    """Turns the persistent compilation cache off for this process and those it starts.
 
     Sets ``JAXMDP_NO_COMPILE_CACHE=1``, so that :func:`enable_compilation_cache` (and
-    therefore :func:`jaxmdp.simulate`) leaves JAX's cache off. JAX sets its cache up once
-    per process, at the first compilation after a directory is configured: call this
-    before anything is compiled with the cache on (the timing scripts call it when they
-    start). A cache directory the user configured in JAX itself is not touched.
+    therefore :func:`jaxmdp.simulate`) leaves the cache off, here and in child processes,
+    and sets ``jax_enable_compilation_cache`` to False, so that a cache directory the user
+    configured in JAX is not used either. JAX decides whether to use its cache once per
+    process, at the first compilation: call this before anything is compiled (the
+    timing scripts call it when they start).
     """
+    import jax
+
     os.environ[DISABLE_VARIABLE] = "1"
+    jax.config.update("jax_enable_compilation_cache", False)
 
 
 def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | None:
@@ -114,9 +120,10 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
     Sets ``jax_compilation_cache_dir`` to ``path`` (default :func:`cache_dir`) and the
     thresholds ``jax_persistent_cache_min_compile_time_secs = 0`` and
     ``jax_persistent_cache_min_entry_size_bytes = -1`` so that every compiled program is
-    written, however quickly it compiled. Does nothing, and returns None, when
-    ``JAXMDP_NO_COMPILE_CACHE`` is set (:func:`is_disabled`), when JAX's cache is turned
-    off (``jax_enable_compilation_cache`` False), or when the directory cannot be created
+    written, however quickly it compiled. Returns None and leaves the cache off when
+    ``JAXMDP_NO_COMPILE_CACHE`` is set (:func:`is_disabled`; JAX's cache is then turned
+    off, as :func:`disable_compilation_cache` does), when JAX's cache is turned off
+    (``jax_enable_compilation_cache`` False), or when the directory cannot be created
     (with a warning). With ``path=None`` and a cache directory already configured in JAX
     (by the user, ``JAX_COMPILATION_CACHE_DIR``, or an earlier call), that configuration
     is left as it is and its directory returned. JAX sets its cache up at the first
@@ -140,7 +147,10 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
     """
     import jax
 
-    if is_disabled() or not jax.config.jax_enable_compilation_cache:
+    if is_disabled():
+        jax.config.update("jax_enable_compilation_cache", False)
+        return None
+    if not jax.config.jax_enable_compilation_cache:
         return None
     configured = jax.config.jax_compilation_cache_dir
     if path is None and configured:

@@ -124,6 +124,13 @@ def test_jaxmdp_no_compile_cache_turns_it_off(tmp_path):
                                     JAXMDP_NO_COMPILE_CACHE="0"))
     assert on.stdout.split() == [str(tmp_path / "on")] * 2
     assert _entries(tmp_path / "on") == 1
+    # Off also for a directory the user configured in JAX.
+    user = tmp_path / "user"
+    off = _python(["-c", code], _env(JAX_COMPILATION_CACHE_DIR=str(user),
+                                     JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                                     JAXMDP_NO_COMPILE_CACHE="1"))
+    assert off.stdout.split() == ["None", str(user)]
+    assert _entries(user) == 0
 
 
 def test_cli_no_compile_cache_turns_it_off(tmp_path):
@@ -142,20 +149,19 @@ def test_experiment_parser_sets_the_cache_up(monkeypatch):
         import _common
     finally:
         sys.path.remove(str(ROOT / "experiments"))
+    # The parser's calls, recorded in order (the real ones change this process's JAX).
     calls = []
-    monkeypatch.setattr(_cache, "enable_compilation_cache", lambda: calls.append(
-        _cache.is_disabled()))
-    for measures_time, argv, disabled in ((False, [], False),
-                                          (False, ["--no-compile-cache"], True),
-                                          (True, [], True)):
-        # (setenv records the variable's original state, restored after the test; the
-        # parser sets it to 1 when it turns the cache off.)
-        monkeypatch.setenv(_cache.DISABLE_VARIABLE, "0")
+    monkeypatch.setattr(_cache, "enable_compilation_cache", lambda: calls.append("enable"))
+    monkeypatch.setattr(_cache, "disable_compilation_cache", lambda: calls.append("disable"))
+    for measures_time, argv, expected in ((False, [], ["enable"]),
+                                          (False, ["--no-compile-cache"],
+                                           ["disable", "enable"]),
+                                          (True, [], ["disable", "enable"])):
         parser = _common.base_parser("test", compile_cache=not measures_time)
         args = parser.parse_args(argv)
         assert args.no_compile_cache is ("--no-compile-cache" in argv)
-        assert calls.pop() is disabled
-    assert not calls
+        assert calls == expected
+        calls.clear()
 
 
 def test_cache_dir_follows_jaxmdp_cache_dir_and_xdg(monkeypatch, tmp_path):
