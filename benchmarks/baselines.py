@@ -163,6 +163,8 @@ def main(argv=None):
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
 
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
     import jax
 
     jax.config.update("jax_enable_x64", args.x64)
@@ -176,6 +178,7 @@ def main(argv=None):
           f"device(s), "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
           f"{_load()} at start", flush=True)
+    print(_calibration.calibration_line(), flush=True)
     if args.ucrl3_size:
         return ucrl3_size(args)
 

@@ -111,6 +111,8 @@ def main(argv=None):
                         help="JAX CPU devices, replications split over them (default 1; "
                              "see the module docstring: 2 can hang)")
     args = parser.parse_args(argv)
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
     import jax
 
     jax.config.update("jax_enable_x64", args.x64)
@@ -123,6 +125,7 @@ def main(argv=None):
     print(f"jax {jax.__version__} {len(jax.devices())} {jax.devices()[0].platform} "
           f"device(s) x64={args.x64} "
           f"cpus={os.cpu_count()} horizon={args.horizon} {_load()}", flush=True)
+    print(_calibration.calibration_line(), flush=True)
     for env in args.envs:
         mdp = jm.envs.make(env)
         P, R, mask = ref.load_env(env)

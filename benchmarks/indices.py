@@ -88,6 +88,10 @@ def main():
     parser.add_argument("--max-repeats", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
+
+    print(_calibration.calibration_line(), flush=True)
 
     kl_ucb = jax.jit(jax.vmap(jaxmdp.kl_ucb))
     kinf = jax.jit(jax.vmap(jaxmdp.kinf))

@@ -137,10 +137,13 @@ def main(argv=None):
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
     args = parser.parse_args(argv)
 
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
     import jax
 
     if args.x64:
         jax.config.update("jax_enable_x64", True)
+    print(_calibration.calibration_line(), flush=True)
     import jax.numpy as jnp
     import scaling
 

@@ -234,6 +234,9 @@ def main(argv=None):
     parser.add_argument("--known-rewards", action="store_true")
     args = parser.parse_args(argv)
     P, R, mask = load_env(args.env)
+    import _calibration
+
+    print(_calibration.calibration_line(), flush=True)
     for agent in args.agent:
         out = run(P, R, mask, agent, args.horizon, args.replications, args.seed,
                   known_rewards=args.known_rewards)

@@ -522,6 +522,9 @@ def main(argv=None):
                         help="start from the rigged counts (paper MDP, known rewards)")
     args = parser.parse_args(argv)
     P, R, mask = get_mdp(args.mdp)
+    import _calibration
+
+    print(_calibration.calibration_line(), flush=True)
     if args.rigged and args.mdp != "paper":
         parser.error("--rigged needs --mdp paper")
     init = RIGGED_COUNTS if args.rigged else None

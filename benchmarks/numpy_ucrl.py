@@ -253,6 +253,9 @@ def main(argv=None):
     parser.add_argument("--epsilon-rule", choices=("sqrt", "t"), default="sqrt")
     args = parser.parse_args(argv)
     P, R, mask, law = load_env(args.env)
+    import _calibration
+
+    print(_calibration.calibration_line(), flush=True)
     print(f"env={args.env} rewards={law} (learned) delta={args.delta} "
           f"epsilon_rule={args.epsilon_rule}", flush=True)
     for agent in args.agent:

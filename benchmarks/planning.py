@@ -88,6 +88,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--cases", nargs="+", default=["batch", "single", "garnet", "simulator"])
     args = parser.parse_args()
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
+
+    print(_calibration.calibration_line(), flush=True)
     dtype = jnp.dtype(args.dtype)
 
     key = jax.random.key(0)

@@ -63,7 +63,8 @@ def main(argv=None):
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy loop")
     args = parser.parse_args(argv)
     _use_root(args.jaxmdp_root)
-
+    import _calibration
+    _calibration.no_compile_cache()  # timings: real compiles, no cache
     import jax
 
     jax.config.update("jax_enable_x64", args.x64)
@@ -78,6 +79,7 @@ def main(argv=None):
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
+    print(_calibration.calibration_line(), flush=True)
     print(f"{'agent':6s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
           f"{'cpu us':>7s} {'numpy us':>9s} {'speed-up':>8s} {'mean regret':>11s}",
           flush=True)

@@ -8,15 +8,21 @@ run afterwards, one at a time, with nothing beside them. One progress display fo
 them all (each running script's latest progress line is shown beside it); each script's
 full output goes to ``results/logs/<script>.log``. Results are reused as each script
 decides (``--force`` is passed through to recompute); ``--full`` asks every script for
-the published sizes instead of its CPU-friendly default.
+the published sizes instead of its CPU-friendly default. The machine's calibration line
+(``benchmarks/_calibration.py``) is printed before the first script and after the last,
+and saved with each script's time in ``results/logs/reproduce.json``.
 
-Compiled programs are shared between the scripts through JAX's persistent compilation
-cache in ``results/jax_cache`` (``--no-compile-cache`` to turn it off): several scripts
-simulate the same agent on the same environment shape (``robustness.py`` runs
-``regret.py``'s programs from a rigged start, ``rewards.py``'s learned-reward agents are
-``compare.py``'s on two of its environments), and a program compiled by one is loaded by
-the next instead of compiled again; a second run of the main job loads them all. The
-scripts that measure time run without it, so their compile times are real compiles.
+Compiled programs are shared between the scripts, and between runs, through jaxmdp's
+persistent compilation cache (``jaxmdp._cache``: the user's cache directory,
+``JAXMDP_CACHE_DIR`` to move it, ``jaxmdp cache --clear`` to empty it), which each script
+turns on when it starts; ``--no-compile-cache`` turns it off for every script (it sets
+``JAXMDP_NO_COMPILE_CACHE=1`` for them). Several scripts simulate the same agent on the
+same environment shape (``robustness.py`` runs ``regret.py``'s programs from a rigged
+start, ``rewards.py``'s learned-reward agents are ``compare.py``'s on two of its
+environments), and a program compiled by one is loaded by the next instead of compiled
+again; a second run of the main job loads them all. The scripts that measure time run
+without it (they turn it off themselves, and are started with
+``JAXMDP_NO_COMPILE_CACHE=1``), so their compile times are real compiles.
 
     python experiments/reproduce.py [--full] [--force] [--only regret robustness]
                                     [--jobs 2] [--list] [--no-compile-cache]
@@ -25,6 +31,7 @@ scripts that measure time run without it, so their compile times are real compil
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -37,6 +44,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import _calibration  # noqa: E402
+
+from jaxmdp import _cache  # noqa: E402
 from jaxmdp._progress import Progress  # noqa: E402
 
 
@@ -71,18 +82,13 @@ def _show(bar: Progress) -> None:
         bar.update(0, info=" | ".join(f"{k}: {v}" for k, v in _RUNNING.items()))
 
 
-#: JAX's persistent compilation cache for the scripts that do not measure time.
-COMPILE_CACHE = ROOT / "results" / "jax_cache"
-
-
-def script_env(script: Path, cache: Path | None) -> dict[str, str]:
-    """The child's environment: ours, plus the compilation cache unless ``cache`` is None
-    or the script measures time (its compile times must be compiles, not cache loads)."""
+def script_env(script: Path, compile_cache: bool) -> dict[str, str]:
+    """The child's environment: ours, with jaxmdp's compilation cache turned off
+    (``JAXMDP_NO_COMPILE_CACHE=1``) when ``compile_cache`` is False or the script
+    measures time (its compile times must be compiles, not cache loads)."""
     env = dict(os.environ)
-    if cache is not None and not runs_alone(script):
-        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-        # Cache every program that takes more than a tenth of a second to compile.
-        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.1")
+    if not compile_cache or runs_alone(script):
+        env[_cache.DISABLE_VARIABLE] = "1"
     return env
 
 
@@ -126,8 +132,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)),
                         help="scripts run side by side (those that measure time run alone)")
     parser.add_argument("--no-compile-cache", action="store_true",
-                        help=f"do not share compiled programs between scripts (default: "
-                             f"JAX's persistent cache in {COMPILE_CACHE.relative_to(ROOT)})")
+                        help=f"compile every program afresh in every script (default: "
+                             f"jaxmdp's persistent compilation cache, now "
+                             f"{_cache.active_cache_dir()})")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
@@ -149,10 +156,12 @@ def main(argv=None):
     shared = [p for p in scripts if not runs_alone(p)]
     alone = [p for p in scripts if runs_alone(p)]
     results = {}
+    calibration = {"start": _calibration.calibrate()}
+    print(_calibration.calibration_line(calibration["start"]) + " (start)", flush=True)
     start = time.perf_counter()
     with Progress(len(scripts), "reproduce") as bar:
         def one(script):
-            env = script_env(script, None if args.no_compile_cache else COMPILE_CACHE)
+            env = script_env(script, not args.no_compile_cache)
             results[script] = run_script(script, extra, logs / f"{script.stem}.log", bar, env)
             with _LOCK:
                 bar.update(1, info=f"{script.stem} done ({results[script][2]:.0f}s)")
@@ -168,7 +177,16 @@ def main(argv=None):
         print(f"{script.name}: {status}, {seconds:.1f}s")
         for figure in figures:
             print(f"  figure: {figure}")
-    print(f"total: {time.perf_counter() - start:.1f}s ({args.jobs} side by side)")
+    total = time.perf_counter() - start
+    print(f"total: {total:.1f}s ({args.jobs} side by side)")
+    calibration["end"] = _calibration.calibrate()
+    print(_calibration.calibration_line(calibration["end"]) + " (end)")
+    summary = {"calibration": calibration, "total_s": round(total, 1), "jobs": args.jobs,
+               "compile_cache": not args.no_compile_cache,
+               "scripts": {script.stem: {"exit": code, "seconds": round(seconds, 1)}
+                           for script, code, _, seconds in report}}
+    (logs / "reproduce.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"summary: {logs / 'reproduce.json'}")
     if failures:
         print(f"failed: {', '.join(failures)}", file=sys.stderr)
         return 1

@@ -326,7 +326,7 @@ def figure(data):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], compile_cache=False)
     parser.add_argument("--quick", action="store_true",
                         help="S <= 100, replications <= 100, shorter horizons")
     parser.add_argument("--sizes", nargs="+", type=int, default=None,

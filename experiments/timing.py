@@ -43,7 +43,11 @@ timed as called with ``return_info=True`` (the status is computed anyway). Resul
 saved per size as they finish (``results/timing.npz``) so an interrupted run resumes;
 ``--plot-only`` redraws ``figures/timing.png`` (all methods) and
 ``figures/timing_best.png`` (the fast ones, against projected gradient).
-Runs unchanged on GPU when JAX sees one.
+Runs unchanged on GPU when JAX sees one. Before timing, the script prints the machine's
+calibration line (``benchmarks/_calibration.py``: a fixed NumPy workload and a fixed
+compiled XLA program) and stores it with each size it measures
+(``S<size>_calibration``, JSON); the persistent compilation cache stays off, so compile
+times are compiles.
 
     python experiments/timing.py            # defaults: |S| = 10 ... 1e4, 15 problems
     python experiments/timing.py --full     # the committed figures (many minutes)
@@ -52,6 +56,7 @@ Runs unchanged on GPU when JAX sees one.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -61,6 +66,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _calibration  # noqa: E402
 import jax  # noqa: E402
 from _common import base_parser, load_npz, positive_int, save_figure, save_npz_atomic  # noqa: E402
 
@@ -286,6 +293,9 @@ def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path
             todo.append(size)
     n_units = sum(sum(1 for m in METHODS if s <= size_cap(m[0], slow_max, pgd_max))
                   for s in todo)
+    calibration = json.dumps(_calibration.calibrate()) if todo else None
+    if calibration is not None:
+        print(_calibration.calibration_line(json.loads(calibration)), flush=True)
     with Progress(n_units, "timing") as bar:
         for size in todo:
             probs = make_problems(size, problems, seed)
@@ -306,6 +316,7 @@ def run(sizes, problems: int, dtype: str, seed: int, slow_max: int, results_path
                 entry[f"S{size}_{key}_steps"] = steps
                 bar.update(1, info=f"|S|={size} {key} {times.mean() * 1e3:.3g} ms")
             entry[f"S{size}_config"] = config
+            entry[f"S{size}_calibration"] = np.asarray(calibration)  # JSON, calibrate()
             saved = {k: x for k, x in saved.items() if not k.startswith(f"S{size}_")}
             saved.update(entry)
             saved["device"] = np.asarray(str(jax.devices()[0].platform))
@@ -455,7 +466,7 @@ def plot(saved: dict[str, np.ndarray], sizes, figures_dir: Path) -> list[Path]:
 
 
 def parse_args(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], compile_cache=False)
     parser.add_argument("--sizes", type=str, default=None,
                         help="comma-separated |S| values (default 10,100,1000,10000; "
                              "up to 100000 with --full)")

@@ -7,6 +7,7 @@
     jaxmdp run --env my_mdp.npz --agents ucb,ps --out results/mine  # from MDP.save
     jaxmdp envs            # the environments, with S, A, optimal gain and lower bound
     jaxmdp agents          # the agents jaxmdp.get_agent knows
+    jaxmdp cache [--clear] # the compilation cache's location and size; delete its entries
 
 ``jaxmdp run`` writes ``<out>/results.npz`` and its settings ``<out>/results.json``
 (atomically after each agent; re-running resumes and reuses finished agents unless
@@ -14,6 +15,15 @@
 ``--plot-only`` redraws the table and figure from saved results. ``--env`` takes an
 environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
 ``python -m jaxmdp``.
+
+Compiled programs are kept in JAX's persistent compilation cache, so a second run of the
+same configuration loads them instead of compiling them again: in
+``platformdirs.user_cache_dir("jaxmdp")`` (``~/.cache/jaxmdp`` on Linux), moved by
+``JAXMDP_CACHE_DIR``, turned off by ``jaxmdp run --no-compile-cache`` or
+``JAXMDP_NO_COMPILE_CACHE=1``, cleared by ``jaxmdp cache --clear`` (or by deleting the
+directory). A cache directory configured in JAX itself (``JAX_COMPILATION_CACHE_DIR``)
+takes precedence and is used as it is. ``jaxmdp envs`` and ``jaxmdp agents`` compile
+nothing: the listing's numbers come from a table shipped with the package.
 """
 
 from __future__ import annotations
@@ -25,6 +35,15 @@ import sys
 from pathlib import Path
 
 REWARDS = ("default", "known", "learned")
+
+
+_CACHE_HELP = ("Compiled programs are cached on disk (JAX's persistent compilation cache) "
+               "and loaded by later runs instead of compiled again: in JAX's own "
+               "JAX_COMPILATION_CACHE_DIR when set, else in $JAXMDP_CACHE_DIR when set, "
+               "else in platformdirs.user_cache_dir('jaxmdp') (~/.cache/jaxmdp on "
+               "Linux). Turn it off with `jaxmdp run --no-compile-cache` or "
+               "JAXMDP_NO_COMPILE_CACHE=1; `jaxmdp cache` prints its location and size, "
+               "`jaxmdp cache --clear` deletes its entries.")
 
 
 def _positive_int(name):
@@ -41,7 +60,8 @@ def _positive_int(name):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxmdp", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="jaxmdp", description=__doc__.splitlines()[0],
+                                     epilog=_CACHE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run agents on an environment; write results, table "
@@ -71,9 +91,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plot-only", action="store_true",
                      help="redraw table and figure from saved results")
     run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--no-compile-cache", action="store_true",
+                     help="compile every program afresh and write nothing to the "
+                          "compilation cache (also: JAXMDP_NO_COMPILE_CACHE=1)")
 
     sub.add_parser("envs", help="list the environments (S, A, optimal gain, lower bound)")
     sub.add_parser("agents", help="list the agents")
+    cache = sub.add_parser("cache", help="print the compilation cache's location and size",
+                           description=_CACHE_HELP)
+    cache.add_argument("--clear", action="store_true", help="delete the cache's entries")
     return parser
 
 
@@ -111,6 +137,11 @@ def run(args) -> int:
     """``jaxmdp run``: returns the exit code."""
     import jax
 
+    from jaxmdp import _cache
+
+    if args.no_compile_cache:
+        _cache.disable_compilation_cache()
+    _cache.enable_compilation_cache()
     jax.config.update("jax_enable_x64", args.x64)
     import jaxmdp as jm
     from jaxmdp import plotting, runner
@@ -150,21 +181,22 @@ def run(args) -> int:
 
 
 def envs() -> int:
-    """``jaxmdp envs``: the environments with S, A, optimal gain and lower-bound constant."""
+    """``jaxmdp envs``: the environments with S, A, optimal gain and lower-bound constant.
+
+    The numbers are read from the table shipped with the package
+    (``jaxmdp/envs_table.json``, written by ``python -m jaxmdp._envs_table``), so the
+    listing compiles nothing; a name missing from it is computed with the solvers.
+    """
     import jax
 
     jax.config.update("jax_enable_x64", True)
     import jaxmdp as jm
+    from jaxmdp import _envs_table
 
-    print(f"{'name':22s} {'S':>4s} {'A':>3s} {'gain':>10s} {'lower bound C':>14s}  description")
-    for name in jm.envs.names():
-        concrete = {"garnet-S-A-b": "garnet-100-4-5", "random-S-A": "random-10-4"}.get(name,
-                                                                                       name)
-        mdp = jm.envs.make(concrete)
-        bound = jm.regret_lower_bound(mdp)
-        gain = float(jm.solve_average_reward(mdp)[0])
-        print(f"{concrete:22s} {mdp.num_states:4d} {mdp.num_actions:3d} {gain:10.6f} "
-              f"{float(bound.constant):14.4g}  {jm.envs.ENVIRONMENTS[name]}")
+    names = jm.envs.names()
+    print(_envs_table.format_header())
+    for name, row in zip(names, _envs_table.rows(names)):
+        print(_envs_table.format_row(row, jm.envs.ENVIRONMENTS[name]))
     return 0
 
 
@@ -180,6 +212,30 @@ def agents() -> int:
     return 0
 
 
+def cache(args) -> int:
+    """``jaxmdp cache [--clear]``: the compilation cache's location, state and size."""
+    from jaxmdp import _cache
+
+    if args.clear:
+        info = _cache.clear_compilation_cache()
+        print(f"deleted {info.entries} compiled programs ({info.size_bytes / 1e6:.1f} MB) "
+              f"from {info.path}")
+        return 0
+    import jax
+
+    info = _cache.compilation_cache_info()
+    if _cache.is_disabled():
+        state = f"off ({_cache.DISABLE_VARIABLE} is set)"
+    elif not jax.config.jax_enable_compilation_cache:
+        state = "off (jax_enable_compilation_cache is False)"
+    else:
+        state = "on"
+    print(f"compilation cache: {info.path}")
+    print(f"state: {state}")
+    print(f"entries: {info.entries} compiled programs, {info.size_bytes / 1e6:.1f} MB")
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the ``jaxmdp`` console script."""
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -189,6 +245,8 @@ def main(argv=None) -> int:
             return run(args)
         if args.command == "envs":
             return envs()
+        if args.command == "cache":
+            return cache(args)
         return agents()
     except ValueError as error:
         print(f"jaxmdp: error: {error}", file=sys.stderr)

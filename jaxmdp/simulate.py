@@ -35,7 +35,7 @@ import numpy as np
 from jax import lax
 from jax.extend.random import threefry_2x32
 
-from jaxmdp import _sharding
+from jaxmdp import _cache, _sharding
 from jaxmdp._progress import Progress
 from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
 from jaxmdp.mdp import MDP
@@ -477,6 +477,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         >>> traj.pseudo_regret.shape
         (8, 1000)
     """
+    _cache.enable_compilation_cache()  # on by default; a user's own configuration wins
     if not isinstance(mdp, MDP):
         raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
     options = {k: v for k, v in (("planner", planner), ("refresh_every", refresh_every))

@@ -1,0 +1,53 @@
+"""The table `jaxmdp envs` prints (jaxmdp/envs_table.json) against the solvers."""
+
+import json
+
+import numpy as np
+import pytest
+
+import jaxmdp as jm
+from jaxmdp import _envs_table
+
+
+def test_the_table_has_every_environment_and_column():
+    data = json.loads(_envs_table.table_path().read_text())
+    assert data["columns"] == [column.key for column in _envs_table.COLUMNS]
+    assert list(data["rows"]) == jm.envs.names()
+    for row in data["rows"].values():
+        assert set(row) == {"instance"} | set(data["columns"])
+
+
+@pytest.mark.parametrize("name", jm.envs.names())
+def test_every_row_matches_a_recomputation(name):
+    # A changed environment or solver fails here until the table is regenerated with
+    # `python -m jaxmdp._envs_table`.
+    shipped = _envs_table.load_table()[name]
+    fresh = _envs_table.compute_row(name)
+    assert shipped["instance"] == fresh["instance"] == _envs_table.instance(name)
+    for column in _envs_table.COLUMNS:
+        message = f"{name}, {column.key}: regenerate with python -m jaxmdp._envs_table"
+        if column.spec == "d":
+            assert shipped[column.key] == fresh[column.key], message
+        else:
+            np.testing.assert_allclose(shipped[column.key], fresh[column.key],
+                                       rtol=column.rtol, atol=column.atol, err_msg=message)
+
+
+def test_a_name_missing_from_the_table_is_computed():
+    shipped = _envs_table.load_table()
+    computed = _envs_table.rows(["paper-mdp"], table={})[0]
+    assert computed["instance"] == "paper-mdp"
+    for column in _envs_table.COLUMNS:
+        np.testing.assert_allclose(computed[column.key], shipped["paper-mdp"][column.key],
+                                   rtol=column.rtol, atol=column.atol)
+    stale = {"paper-mdp": {k: v for k, v in shipped["paper-mdp"].items() if k != "gain"}}
+    assert _envs_table.rows(["paper-mdp"], table=stale)[0]["gain"] == computed["gain"]
+
+
+def test_listing_lines_keep_their_columns():
+    row = {"instance": "garnet-100-4-5", "S": 100, "A": 4, "gain": 0.5,
+           "lower_bound": 123.456}
+    line = _envs_table.format_row(row, "a description")
+    assert line.split()[:5] == ["garnet-100-4-5", "100", "4", "0.500000", "123.5"]
+    header = _envs_table.format_header()
+    assert header.index("gain") + len("gain") == line.index("0.500000") + len("0.500000")
