@@ -1,0 +1,6 @@
+"""Analysis of MDPs and of learners: quantities derived from a solved MDP.
+
+:mod:`jaxmdp.analysis.lower_bound` holds the gaps and the Burnetas–Katehakis regret lower
+bound; :mod:`jaxmdp.analysis.sensitivity` their derivatives, and those of the gain and of
+the agents' indices, with respect to the MDP.
+"""
