@@ -2,15 +2,8 @@
 
 import warnings
 
-from jaxmdp.analysis.sensitivity import (  # noqa: F401
-    INDEX_AGENTS,
-    GainSensitivity,
-    IndexSensitivity,
-    LowerBoundSensitivity,
-    gain_sensitivity,
-    index_sensitivity,
-    lower_bound_sensitivity,
-)
+from jaxmdp.analysis.sensitivity import *  # noqa: F403
+from jaxmdp.analysis.sensitivity import __all__  # noqa: F401
 
 warnings.warn("jaxmdp.sensitivity is deprecated; use jaxmdp.analysis.sensitivity",
               DeprecationWarning, stacklevel=2)

@@ -299,7 +299,8 @@ def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
 
 
 def test_simulate_rejects_planner_options_for_agent_objects():
-    with pytest.raises(ValueError, match="planner and refresh_every configure a named agent"):
+    with (pytest.warns(DeprecationWarning, match="configure the agent instead"),
+          pytest.raises(ValueError, match="planner and refresh_every configure a named agent")):
         jm.simulate(jm.envs.make("paper-mdp"), GREEDY, 10, 2, planner="full", progress=False)
 
 

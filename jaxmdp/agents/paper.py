@@ -26,8 +26,8 @@ tried in ``x`` has an infinite index, so untried actions are played first, lowes
 first. MDP-PS and MDP-DMED have no such rule in the paper and follow it literally: PS
 explores through its Dirichlet(N + 1) draw, and DMED's discrepancy of an untried action is
 ``ln t / K~ - 0`` (in a state never visited all actions tie, ``K~ = 0`` and DMED plays the
-lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` restores the
-untried-first rule for these two (jaxmdp before version 0.2 had it).
+lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` applies the
+untried-first rule to these two as well.
 
 **Unknown rewards** (``known_rewards=False``; the paper's "future work"). The agent
 observes rewards and keeps ``r_hat`` (:func:`jaxmdp.planning.estimate.reward_estimate`):
@@ -61,16 +61,20 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.analysis.lower_bound import bernoulli_joint, check_unit_rewards
-from jaxmdp.indices.kl import kinf, kl_ucb
-from jaxmdp.indices.l1 import l1_ucb
+from jaxmdp.agents.rules import (
+    RULES,
+    RewardInfo,
+    dmed_select_action,
+    olp_select_action,
+    ps_select_action,
+    ucb_select_action,
+)
+from jaxmdp.analysis.lower_bound import check_unit_rewards
 from jaxmdp.planning import Planner, exact_planner, incremental_planner
 from jaxmdp.planning.estimate import (
-    Estimate,
     EstimateState,
     init_estimate,
     observe,
@@ -78,7 +82,6 @@ from jaxmdp.planning.estimate import (
     reward_estimate,
     solve_estimate,
 )
-from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
     "PaperConfig",
@@ -111,220 +114,6 @@ class PaperConfig(NamedTuple):
     force_untried: bool = False
     planner: Planner = incremental_planner()
     refresh_every: int | None = None
-
-
-class RewardInfo(NamedTuple):
-    """What an agent that learns rewards knows of them (``None`` fields: known rewards).
-
-    Attributes:
-        law: the reward family (static): ``"bernoulli"`` or ``"deterministic"`` (rewards
-            in ``[0, 1]``), or ``"gaussian"``.
-        sigma: the Gaussian standard deviation (static).
-        sums: sums of observed rewards ``[S, A]``.
-    """
-
-    law: str
-    sigma: float
-    sums: jax.Array
-
-
-
-
-def _current(t, x, counts, estimate):
-    """Shared per-step quantities at the current state: rows, rewards, visits, ln t."""
-    bias = estimate.bias
-    p_hat = estimate.mdp.P[x]  # [A, S]
-    rewards = estimate.mdp.R[x]  # [A]: the known rewards, or r_hat
-    admissible = estimate.admissible[x]  # [A]
-    visits = estimate.visits[x]  # [A]
-    log_t = jnp.log(jnp.asarray(t, dtype=bias.dtype))
-    return p_hat, rewards, admissible, visits, log_t
-
-
-def _untried_first(action, admissible, visits):
-    """``action``, unless an admissible action is untried: then the lowest such one."""
-    untried = admissible & (visits == 0)
-    return jnp.where(jnp.any(untried), jnp.argmax(untried), action).astype(jnp.int32)
-
-
-def _argmax_admissible(index, admissible):
-    """argmax of ``index`` over admissible actions; ties to the lowest index."""
-    return jnp.argmax(jnp.where(admissible, index, -jnp.inf)).astype(jnp.int32)
-
-
-def _safe_radius_base(log_t, visits):
-    """``ln t / n`` for tried actions; 0 where ``n == 0`` (those get an infinite index)."""
-    n = visits.astype(log_t.dtype)
-    return jnp.where(visits > 0, log_t / jnp.maximum(n, 1.0), 0.0)
-
-
-def _gaussian_indices():
-    from jaxmdp.indices import gaussian  # local import: only Gaussian learners need it
-
-    return gaussian
-
-
-def ucb_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
-    """MDP-UCB (Burnetas & Katehakis 1997; paper section 3.1, eq. 3).
-
-    ``u_a = r(x, a) + sup{q . v_hat : KL(p_hat[x, a] || q) <= ln t / n[x, a]}``; with
-    learned rewards, the KL ball over the joint law of (reward, next state) (module
-    docstring). Untried admissible actions first (convention).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate` (``estimate.mdp.R`` holds the
-            rewards the agent plans with: known, or ``r_hat``).
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    delta = _safe_radius_base(log_t, visits)
-    bias = estimate.bias
-    if rewards is None:
-        index = r + jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_hat, bias, delta)
-    elif rewards.law == "gaussian":
-        sigma = jnp.asarray(rewards.sigma, bias.dtype)
-        index = jax.vmap(_gaussian_indices().kl_ucb_gaussian, in_axes=(0, None, 0, None, 0))(
-            p_hat, bias, r, sigma, delta)
-    else:
-        p_joint, w = bernoulli_joint(p_hat, r, bias)
-        index = jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_joint, w, delta)
-    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
-
-
-def olp_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
-    """Optimistic linear programming (Tewari & Bartlett 2008; paper section 3.3).
-
-    ``u_a = r(x, a) + sup{q . v_hat : ||q - p_hat[x, a]||_1 <= sqrt(2 ln t / n[x, a])}``;
-    with learned rewards see the module docstring. Untried admissible actions first
-    (convention).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    radius = jnp.sqrt(2.0 * _safe_radius_base(log_t, visits))
-    bias = estimate.bias
-    if rewards is not None and rewards.law != "gaussian":
-        p_joint, w = bernoulli_joint(p_hat, r, bias)
-        index = jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_joint, w, radius)
-    else:
-        index = r + jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_hat, bias, radius)
-        if rewards is not None:  # Gaussian: r_hat + sigma sqrt(2 ln t / n)
-            index = index + jnp.asarray(rewards.sigma, bias.dtype) * radius
-    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
-
-
-def dmed_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
-                       *, force_untried: bool = False):
-    """MDP-DMED (paper section 3.2), with ``K~`` computed by :func:`jaxmdp.kinf`.
-
-    ``a* = argmax_{a in A(x)} r(x, a) + p_hat[x, a] . v_hat``; for ``a != a*``,
-    ``D(a) = ln t / K~(a) - n[x, a]`` with
-    ``K~(a) = inf{KL(p_hat[x, a] || q) : r(x, a) + q . v_hat >= L(x, a*)}``.
-    Plays ``a*`` when ``max D <= 0``, else ``argmax D``. ``K~ = 0`` (a tie with ``a*``)
-    gives ``D = +inf`` for ``t > 1`` and ``D = 0`` at ``t = 1``; ``K~ = +inf``
-    (unreachable) gives ``D = -n``. An untried action has ``n = 0`` and no other rule
-    (unless ``force_untried``).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-        force_untried: play untried admissible actions first (not the paper's rule).
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    bias = estimate.bias
-    values = r + p_hat @ bias  # L(x, a, p_hat, v_hat)
-    best = jnp.argmax(jnp.where(admissible, values, -jnp.inf))
-    if rewards is None:
-        level = values[best] - r  # q . v_hat needed for a to match a*
-        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, level)
-    elif rewards.law == "gaussian":
-        sigma = jnp.asarray(rewards.sigma, bias.dtype)
-        divergence = jax.vmap(_gaussian_indices().kinf_gaussian, in_axes=(0, None, 0, None, None))(
-            p_hat, bias, r, sigma, values[best])
-    else:
-        p_joint, w = bernoulli_joint(p_hat, r, bias)
-        divergence = jax.vmap(kinf, in_axes=(0, None, None))(p_joint, w, values[best])
-    positive = divergence > 0
-    rate = jnp.where(positive, log_t / jnp.where(positive, divergence, 1.0),
-                     jnp.where(log_t > 0, jnp.inf, 0.0))
-    discrepancy = rate - visits.astype(rate.dtype)
-    actions = jnp.arange(values.shape[0])
-    candidates = admissible & (actions != best)
-    discrepancy = jnp.where(candidates, discrepancy, -jnp.inf)
-    challenger = jnp.argmax(discrepancy)
-    action = jnp.where(discrepancy[challenger] > 0, challenger, best).astype(jnp.int32)
-    return _untried_first(action, admissible, visits) if force_untried else action
-
-
-def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
-                     *, force_untried: bool = False):
-    """MDP-PS, posterior sampling (paper section 3.4) with a uniform Dirichlet prior.
-
-    ``Q^a ~ Dirichlet(N[x, a] + 1)`` independently for each action,
-    ``W_a = r(x, a) + Q^a . v_hat``; plays ``argmax W``. (The paper writes ``Dir(N)``,
-    which is undefined at zero counts; ``N + 1`` is the posterior of its uniform prior.)
-    With learned rewards ``r(x, a)`` is drawn from its posterior too (module docstring).
-
-    Args:
-        key: PRNG key for the draws.
-        t: round (unused).
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo` (its ``sums``
-            restricted to the current state are used).
-        force_untried: play untried admissible actions first (not the paper's rule).
-
-    Returns:
-        int32 scalar action.
-    """
-    p_hat, r, admissible, visits, _ = _current(t, x, counts, estimate)
-    alpha = counts[x].astype(p_hat.dtype) + 1.0  # [A, S]
-    if rewards is not None and rewards.law != "gaussian":  # Beta posteriors
-        weights, r = gamma_and_beta(key, alpha, beta_shapes(r, visits, rewards.sums[x]))
-    else:
-        weights = gamma(key, alpha)
-        if rewards is not None:  # Gaussian posteriors
-            noise = jax.random.normal(jax.random.fold_in(key, 1), r.shape, r.dtype)
-            r = r + rewards.sigma * noise / jnp.sqrt(visits.astype(r.dtype) + 1)
-    # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
-    index = r + (weights @ estimate.bias) / jnp.sum(weights, axis=-1)
-    action = _argmax_admissible(index, admissible)
-    return _untried_first(action, admissible, visits) if force_untried else action
-
-
-_RULES = {
-    "ucb": ucb_select_action,
-    "dmed": dmed_select_action,
-    "olp": olp_select_action,
-    "ps": ps_select_action,
-}
 
 
 def _check_config(name: str, config: PaperConfig) -> None:
@@ -375,7 +164,7 @@ def _init(key, spec: EnvSpec, config: PaperConfig) -> EstimateState:
 
 
 def _make_step(name: str):
-    rule = _RULES[name]
+    rule = RULES[name]
 
     def step(key, state: EstimateState, obs: Observation, spec: EnvSpec, config: PaperConfig):
         state = observe(state, obs.counts, obs.step, refresh_every=config.refresh_every)

@@ -45,21 +45,14 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxmdp.agents.protocol import Agent, get_agent
+from jaxmdp.agents.rules import dmed_divergence, olp_index, ucb_index
 from jaxmdp.analysis.lower_bound import regret_lower_bound
-from jaxmdp.indices.kl import kinf, kl_ucb
-from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
 from jaxmdp.planning.estimate import estimate
 from jaxmdp.planning.policy_iteration import solve_average_reward
 
-__all__ = [
-    "GainSensitivity",
-    "IndexSensitivity",
-    "LowerBoundSensitivity",
-    "gain_sensitivity",
-    "index_sensitivity",
-    "lower_bound_sensitivity",
-]
+__all__ = ["INDEX_AGENTS", "GainSensitivity", "IndexSensitivity", "LowerBoundSensitivity",
+           "gain_sensitivity", "index_sensitivity", "lower_bound_sensitivity"]
 
 #: Agents with a deterministic index (MDP-PS samples, so it has none to differentiate).
 INDEX_AGENTS = ("ucb", "olp", "dmed")
@@ -358,14 +351,14 @@ def _raw_index(name: str, p_hat, bias, level, rewards, visits, best):
     replaced by the caller; the double ``where`` keeps NaN out of the derivatives.
     """
     if name == "ucb":
-        index = rewards + jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_hat, bias, level)
+        index = ucb_index(p_hat, bias, rewards, level)
         return index, jnp.zeros_like(index)
     if name == "olp":
-        index = rewards + jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_hat, bias, level)
+        index = olp_index(p_hat, bias, rewards, level)
         return index, jnp.zeros_like(index)
     # dmed: D(a) = ln t / K~(a) - n(a), K~(a) = kinf(p_a, v, L(a*) - r(a)).
     target = rewards[best] + jnp.dot(p_hat[best], bias)
-    divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, target - rewards)
+    divergence = dmed_divergence(p_hat, bias, rewards, target)
     positive = (divergence > 0) & jnp.isfinite(divergence)
     safe = jnp.where(positive, divergence, 1.0)
     index = jnp.where(positive, level / safe, 0.0) - visits.astype(level.dtype)
@@ -441,7 +434,7 @@ def _index_derivatives(counts, x, t, est, *, name: str) -> IndexSensitivity:
     index = jnp.where(keep, raw, special_value)
     d_log_t = jnp.where(d_level == 0, 0.0, d_level * dlevel_dlog_t)
 
-    # The agent's rule (jaxmdp.agents.paper): MDP-UCB and OLP play untried admissible
+    # The agent's rule (jaxmdp.agents.rules): MDP-UCB and OLP play untried admissible
     # actions first (their infinite index), then the argmax of the index; MDP-DMED plays
     # the challenger if its discrepancy is positive, else a* (the paper has no untried
     # rule for it). Ties go to the lowest index.
@@ -520,7 +513,7 @@ def index_sensitivity(counts: ArrayLike, x: ArrayLike, t: ArrayLike, agent: str 
     Example:
         >>> import jaxmdp as jm
         >>> mdp = jm.envs.make("paper-mdp")
-        >>> sens = jm.index_sensitivity(jm.examples.rigged_counts(), 0, 61, "ucb", mdp)
+        >>> sens = jm.index_sensitivity(jm.envs.rigged_counts(), 0, 61, "ucb", mdp)
         >>> sens.d_p_hat.shape, sens.d_bias.shape
         ((2, 2, 3), (2, 3))
     """

@@ -104,8 +104,9 @@ class Solution(NamedTuple):
     policy: jax.Array
     num_steps: jax.Array
     status: jax.Array
-    q_opt: jax.Array | None = None
-    span: jax.Array | None = None
+    # Extended value iteration only:
+    q_opt: None | jax.Array = None
+    span: None | jax.Array = None
 
     @property
     def u(self) -> jax.Array:
@@ -153,11 +154,10 @@ class Planner(NamedTuple):
     Example:
         >>> import jaxmdp as jm
         >>> from jaxmdp import planning
-        >>> planner = planning.exact_planner()
         >>> mdp = jm.envs.make("riverswim-6")
-        >>> state = planner.init(mdp)
-        >>> solution, state = planner.update(state, planning.ModelChange(mdp))
-        >>> solution.policy.tolist()
+        >>> def solve(planner: planning.Planner):
+        ...     return planner.update(planner.init(mdp), planning.ModelChange(mdp))[0]
+        >>> solve(planning.exact_planner()).policy.tolist()
         [1, 1, 1, 1, 1, 1]
     """
 

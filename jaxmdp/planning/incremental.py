@@ -53,9 +53,7 @@ from jax.typing import ArrayLike
 from jaxmdp.mdp import MDP
 from jaxmdp.planning._core import (
     DEFAULT_MAX_STEPS,
-    HIGHEST,
     RUNNING,
-    ModelChange,
     Planner,
     Solution,
     Status,
@@ -126,8 +124,8 @@ def _exact(rows: jax.Array, policy: jax.Array) -> EvaluationState:
     """
     inverse = jnp.linalg.inv(_evaluation_matrix(rows))
     eye = jnp.eye(rows.shape[-1], dtype=rows.dtype)
-    return EvaluationState(jnp.matmul(rows, eye, precision=HIGHEST),
-                           jnp.matmul(inverse, eye, precision=HIGHEST), policy)
+    return EvaluationState(jnp.matmul(rows, eye, precision=lax.Precision.HIGHEST),
+                           jnp.matmul(inverse, eye, precision=lax.Precision.HIGHEST), policy)
 
 
 @jax.jit
@@ -157,7 +155,7 @@ def _sherman_morrison(state: EvaluationState, s, new_row, active=True) -> Evalua
     # M' = M + e_s u^T: row s of M is e_s - P_pi[s] with column 0 set to 1.
     u = jnp.where(active, (state.rows[s] - new_row).at[0].set(0), 0)
     column = state.inverse[:, s]  # M^{-1} e_s
-    row = jnp.matmul(u, state.inverse, precision=HIGHEST)  # u^T M^{-1}
+    row = jnp.matmul(u, state.inverse, precision=lax.Precision.HIGHEST)  # u^T M^{-1}
     inverse = state.inverse - jnp.outer(column, row / (1 + row[s]))
     rows = state.rows.at[s].set(jnp.where(active, new_row, state.rows[s]))
     return EvaluationState(rows, inverse, state.policy)
@@ -195,10 +193,10 @@ def _solve(state: EvaluationState, r_pi: jax.Array):
 
     def residual(x):
         bias = x.at[0].set(0)
-        return r_pi - x[0] - bias + jnp.matmul(rows, bias, precision=HIGHEST)
+        return r_pi - x[0] - bias + jnp.matmul(rows, bias, precision=lax.Precision.HIGHEST)
 
-    x = jnp.matmul(inverse, r_pi, precision=HIGHEST)
-    x = x + jnp.matmul(inverse, residual(x), precision=HIGHEST)
+    x = jnp.matmul(inverse, r_pi, precision=lax.Precision.HIGHEST)
+    x = x + jnp.matmul(inverse, residual(x), precision=lax.Precision.HIGHEST)
     ok = jnp.all(jnp.isfinite(x))
     x = jnp.where(ok, x, 0)
     return x[0], x.at[0].set(0), ok
@@ -371,7 +369,7 @@ def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS,
         policy = jnp.argmax(jnp.asarray(model.mask, bool), axis=1).astype(jnp.int32)
         return policy, init_evaluation(model.P, model.R, policy)
 
-    def update(state, change: ModelChange):
+    def update(state, change):  # change: a ModelChange
         policy, evaluation = state
         model = change.model
         pair = None if change.changed_pair is None else (

@@ -410,7 +410,7 @@ def policy_iteration(
 
     Example:
         >>> import jaxmdp as jm
-        >>> mdp = jm.examples.paper_mdp()
+        >>> mdp = jm.envs.make("paper-mdp")
         >>> sol = jm.policy_iteration(mdp.P, mdp.R, mdp.mask)
         >>> sol.policy.tolist(), int(sol.status) == jm.PlanningStatus.CONVERGED
         ([0, 1, 0], True)
@@ -458,12 +458,12 @@ def solve_average_reward(
     Example:
         >>> import jax
         >>> import jaxmdp as jm
-        >>> gain, bias, policy = jm.solve_average_reward(jm.examples.paper_mdp())
+        >>> gain, bias, policy = jm.solve_average_reward(jm.envs.make("paper-mdp"))
         >>> policy.tolist()
         [0, 1, 0]
         >>> dgain_dR = jax.grad(lambda R: jm.solve_average_reward(
-        ...     jm.MDP.unchecked(jm.examples.paper_mdp().P, R))[0])(
-        ...     jm.examples.paper_mdp().R)
+        ...     jm.MDP.unchecked(jm.envs.make("paper-mdp").P, R))[0])(
+        ...     jm.envs.make("paper-mdp").R)
     """
     sol = _solve(mdp, mask, init_policy, max_steps=max_steps, rtol=rtol)
     return sol.gain, sol.bias, sol.policy
