@@ -101,7 +101,7 @@ from jax import lax
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.analysis.lower_bound import check_unit_rewards
-from jaxmdp.planning import ConfidenceSet, ModelChange, Status, evi_planner
+from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
 
 __all__ = [
     "UCRL_AGENTS",
@@ -143,6 +143,11 @@ class UCRLConfig(NamedTuple):
     epsilon_rule: str = "sqrt"
     max_evi_steps: int = 10_000
     cond: str = "chunked"
+
+    @property
+    def planner(self) -> Planner:
+        """The agent's planner: extended value iteration over ``ball``, from zeros."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps)
 
 
 class UCRLState(NamedTuple):
@@ -217,7 +222,7 @@ def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig):
 def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
     p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, t, spec, config)
-    planner = evi_planner(config.ball, max_steps=config.max_evi_steps)
+    planner = config.planner
     model = ConfidenceSet(p_hat, r_tilde, radius, spec.mask, epsilon)
     result, _ = planner.update(planner.init(model), ModelChange(model))
     return UCRLState(

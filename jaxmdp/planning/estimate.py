@@ -186,7 +186,7 @@ def estimate(counts: ArrayLike, mdp: MDP, *, init_policy: ArrayLike | None = Non
 
     The estimated MDP of :func:`estimated_mdp` is solved on the good actions
     (``jaxmdp.solve_average_reward``), warm-started from ``init_policy`` when given
-    (the simulator passes the previous step's policy).
+    (an agent passes its previous round's policy).
 
     Args:
         counts: transition counts ``N[x, a, y]``, shape ``[S, A, S]``.

@@ -1,4 +1,4 @@
-r"""Incremental average-reward planning for the simulator: O(S^2) per step, not O(S^3).
+r"""Incremental average-reward planning: O(S^2) per changed row, not O(S^3) per solve.
 
 Between two rounds of a regret experiment the estimated MDP changes in one row: the
 count ``N[x, a, y]`` of the transition just observed (and perhaps the good-action set of
@@ -21,12 +21,12 @@ P_pi[s])`` (column 0 excluded), and the inverse follows by Sherman–Morrison,
 ``O(S^2)`` per changed row. The state carries ``M^{-1}``, the rows ``P_pi`` it was
 built from and the policy ``pi``. By default changed rows are found by comparing them with
 the new ones, so any change, not only one count, is handled (``k`` changed rows cost
-``O(k S^2)``); the simulator's planner passes the one pair whose row changed
+``O(k S^2)``); an agent that knows which pair's row changed passes it
 (``changed_pair``), and then only that row and the states where the policy switched are
 updated, without any ``S x S`` comparison. Each solution
 ``x = M^{-1} r_pi`` gets one step of iterative refinement with the exact residual
 ``r_pi - M x``, so a slightly stale inverse costs no accuracy, and a full re-inversion
-when ``refresh`` is set (the simulator does it every ``refresh_every`` rounds) bounds the
+when ``refresh`` is set (the paper's agents do it every ``refresh_every`` rounds) bounds the
 round-off that accumulates in ``M^{-1}``.
 
 Improvement and stopping are those of :func:`jaxmdp.policy_iteration` (the same greedy
@@ -34,8 +34,8 @@ step with the same tie tolerance and tie-breaking, the same warm-start validatio
 from the same warm start the two visit the same policies and return the same policy
 unless a Q-value difference sits within rounding of the tie tolerance.
 
-Everything is written for one MDP; the simulator ``vmap``s it over replications. A
-``refresh`` that does not depend on the replication (the simulator uses the round index)
+Everything is written for one MDP and batches with ``vmap``. A
+``refresh`` that does not depend on the batch (the agents use the round index)
 stays a real ``lax.cond`` under ``vmap``, so the ``O(S^3)`` branch runs only on refresh
 rounds.
 """
@@ -234,7 +234,7 @@ def incremental_policy_iteration(
     inverse of the warm start's matrix is first recomputed from scratch (``O(S^3)``).
 
     Which rows changed: by default every row of ``P_pi`` is compared with
-    ``evaluation.rows`` (any change of ``P`` is handled). The simulator's planner knows
+    ``evaluation.rows`` (any change of ``P`` is handled). An agent may know
     better: since ``evaluation`` was built, ``P`` changed at most in the row
     ``changed_pair = (x, a)`` (``x < 0``: none), so only that row and the states where the
     policy differs from ``evaluation.policy`` are updated, and nothing of size ``S x S``
@@ -243,7 +243,7 @@ def incremental_policy_iteration(
     Intended for MDPs whose every policy is unichain, such as the estimate
     ``(N + 1) / (n + S)`` (all entries positive). A non-finite evaluation stops the
     iteration with ``status == SINGULAR`` and ``gain = bias = 0``, as in
-    :func:`jaxmdp.policy_iteration`. Not differentiable (the simulator does not need it).
+    :func:`jaxmdp.policy_iteration`. Not differentiable.
 
     Args:
         P: transition probabilities, ``[S, A, S]``.
@@ -261,7 +261,7 @@ def incremental_policy_iteration(
         rtol: relative tie tolerance; default ``32 * sqrt(S) * eps`` of the dtype.
 
     Returns:
-        ``(solution, evaluation)``: a :class:`~jaxmdp.PlanningSolution` and the state of
+        ``(solution, evaluation)``: a :class:`~jaxmdp.planning.Solution` and the state of
         its last evaluation, to pass to the next call.
 
     Example:
@@ -329,7 +329,7 @@ def incremental_policy_iteration(
         final = lax.while_loop(cond_fun, body, start)
     status = jnp.where(final.status == RUNNING, Status.MAX_STEPS, final.status)
     solution = Solution(final.gain, final.bias, final.policy, final.step,
-                                status.astype(jnp.int32))
+                        status.astype(jnp.int32))
     return solution, final.evaluation
 
 

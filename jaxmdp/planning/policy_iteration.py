@@ -30,7 +30,7 @@ Supported MDP classes:
   :func:`jaxmdp.simulate`, which calls them) need a constant optimal gain; called
   eagerly on any other MDP they raise ``ValueError`` naming the states and their
   optimal gains. Under ``jit``/``vmap``/``grad`` they cannot raise and return the
-  values of :class:`PlanningStatus` ``MULTICHAIN`` (the gain from state 0).
+  values of :class:`~jaxmdp.planning.Status` ``MULTICHAIN`` (the gain from state 0).
 * Derivatives of gain and bias are exact when the returned optimal policy is unichain
   (always when every policy is, e.g. all entries of ``P`` positive). When it has
   several recurrent classes of equal gain (tied optima), gain and bias are not
@@ -412,7 +412,7 @@ def policy_iteration(
         >>> import jaxmdp as jm
         >>> mdp = jm.envs.make("paper-mdp")
         >>> sol = jm.policy_iteration(mdp.P, mdp.R, mdp.mask)
-        >>> sol.policy.tolist(), int(sol.status) == jm.PlanningStatus.CONVERGED
+        >>> sol.policy.tolist(), int(sol.status) == jm.Status.CONVERGED
         ([0, 1, 0], True)
     """
     _check_arguments(P, R, mask, init_policy, max_steps, rtol)
