@@ -55,18 +55,18 @@ def _solve(P, R, init):
 
 def _random_batch(key, batch: int, S: int, A: int, dtype):
     keys = jax.random.split(key, batch)
-    mdps = jax.vmap(lambda k: jm.examples.random_mdp(k, S, A, dtype=dtype))(keys)
+    mdps = jax.vmap(lambda k: jm.envs.random_mdp(k, S, A, dtype=dtype))(keys)
     return mdps.P, mdps.R
 
 
 def _garnet_batch(key, batch: int, S: int, A: int, b: int, dtype):
     keys = jax.random.split(key, batch)
-    mdps = jax.vmap(lambda k: jm.examples.garnet(k, S, A, b, dtype=dtype))(keys)
+    mdps = jax.vmap(lambda k: jm.envs.garnet(k, S, A, b, dtype=dtype))(keys)
     return mdps.P, mdps.R
 
 
 def _paper_batch(key, batch: int, dtype):
-    paper = jm.examples.paper_mdp(dtype=dtype)
+    paper = jm.envs.paper_mdp(dtype=dtype)
     noise_P, _ = _random_batch(key, batch, 3, 2, dtype)
     P = 0.9 * paper.P + 0.1 * noise_P
     return P, jnp.broadcast_to(paper.R, (batch, 3, 2))
@@ -74,7 +74,7 @@ def _paper_batch(key, batch: int, dtype):
 
 def _row(name: str, label: str, seconds: float, batch: int, sol) -> str:
     steps = jnp.atleast_1d(sol.num_steps)
-    converged = jnp.mean(sol.status == jm.PlanningStatus.CONVERGED)
+    converged = jnp.mean(sol.status == jm.Status.CONVERGED)
     per_mdp_us = seconds / batch * 1e6
     return (
         f"{name:<10} {label:<12} {seconds * 1e3:>10.3f} {per_mdp_us:>12.2f} "

@@ -73,7 +73,7 @@ def main(argv=None):
 
     import jaxmdp as jm
 
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     mask = np.ones(ref.PAPER_R.shape, dtype=bool)
     print(f"jaxmdp from {Path(jm.__file__).parent}")
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "

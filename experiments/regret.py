@@ -75,7 +75,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     check_options(args)
     path = args.results_dir / f"{NAME}.npz"
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     if args.plot_only:
         data = load_npz(path)
         if data is None:

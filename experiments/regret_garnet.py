@@ -56,7 +56,7 @@ def main(argv=None):
         raise ValueError(f"--states must be at least the branching 5, got {args.states}")
     name = NAME if args.states == 100 else f"{NAME}_{args.states}"
     path = args.results_dir / f"{name}.npz"
-    mdp = jm.examples.garnet(jax.random.key(args.seed), args.states, 4, 5)
+    mdp = jm.envs.garnet(jax.random.key(args.seed), args.states, 4, 5)
     if args.plot_only:
         data = load_npz(path)
         if data is None:

@@ -62,7 +62,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     check_options(args)
     path = args.results_dir / f"{NAME}.npz"
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     if args.plot_only:
         data = load_npz(path)
         if data is None:
@@ -71,7 +71,7 @@ def main(argv=None):
         data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
                           replications=args.replications, seed=args.seed,
                           record_every=args.record_every,
-                          initial_counts=jm.examples.rigged_counts(), force=args.force,
+                          initial_counts=jm.envs.rigged_counts(), force=args.force,
                           progress=not args.no_progress, env="paper-mdp")
     base = baseline(args, mdp)
     agents = [a for a in args.agents if f"pseudo_regret_{a}" in data]

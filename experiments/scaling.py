@@ -88,7 +88,7 @@ FIT_SIZES = (100, 300, 1000)
 
 def garnet(num_states: int, seed: int):
     """GARNET MDP with 4 actions and branching 5 (all S next states when S < 5)."""
-    return jm.examples.garnet(jax.random.key(seed), num_states, ACTIONS,
+    return jm.envs.garnet(jax.random.key(seed), num_states, ACTIONS,
                               min(BRANCHING, num_states))
 
 
@@ -112,8 +112,8 @@ def measure(mdp, agent: str, *, horizon: int, replications: int, planner: str,
     """``[us per rep-step (wall), us per rep-step (cpu), compile s, mean final regret]``."""
 
     def call(seed, rounds):
-        traj = jm.simulate(mdp, agent, rounds, replications, seed, counts, progress=False,
-                           chunk_size=horizon, planner=planner)
+        traj = jm.simulate(mdp, jm.get_agent(agent, planner=planner), rounds, replications,
+                           seed, counts, progress=False, chunk_size=horizon)
         return jax.block_until_ready(traj)
 
     _, first, _ = _timed(lambda: call(0, horizon))

@@ -72,7 +72,7 @@ def _max_step(P, direction, floor):
 
 
 def compute_default(num_steps: int) -> dict[str, np.ndarray]:
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     P = np.asarray(mdp.P)
     sens = jm.lower_bound_sensitivity(mdp)
     d_P = np.asarray(sens.d_P)
@@ -94,7 +94,7 @@ def compute_default(num_steps: int) -> dict[str, np.ndarray]:
     along = jax.jit(jax.vmap(jm.regret_lower_bound))(batch)
     policies = jax.vmap(lambda m: jm.solve_average_reward(m)[2])(batch)
 
-    counts = jm.examples.rigged_counts()
+    counts = jm.envs.rigged_counts()
     index = jm.index_sensitivity(counts, INDEX_STATE, INDEX_ROUND, "ucb", mdp)
     deltas = np.geomspace(1e-3, 3.0, 200)
     p_hat, bias = index.p_hat, index.bias
@@ -362,7 +362,7 @@ def _table(data, names, horizon) -> str:
 
 
 def compute_design(args, path: Path) -> dict[str, np.ndarray]:
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     objectives = {"both": ("min", "max"), "max": ("max",), "min": ("min",)}[args.objective]
     config = np.array([args.budget, args.min_prob, args.steps, args.lr, args.replications,
                        args.horizon, args.seed, args.record_every])
@@ -543,7 +543,7 @@ def main(argv=None):
         raise ValueError(f"--budget must be positive, got {args.budget!r}")
     if not args.lr > 0:
         raise ValueError(f"--lr must be positive, got {args.lr!r}")
-    p_min = float(np.min(np.asarray(jm.examples.paper_mdp().P)))
+    p_min = float(np.min(np.asarray(jm.envs.paper_mdp().P)))
     if not 0 < args.min_prob <= p_min:
         raise ValueError(f"--min-prob must be in (0, {p_min}] (the smallest entry of the "
                          f"paper's P), got {args.min_prob!r}")

@@ -8,8 +8,17 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import envs, examples
-from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp import analysis, envs, planning
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
+from jaxmdp.analysis.sensitivity import (
+    GainSensitivity,
+    IndexSensitivity,
+    LowerBoundSensitivity,
+    gain_sensitivity,
+    index_sensitivity,
+    lower_bound_sensitivity,
+)
 from jaxmdp.analysis.statistics import (
     ConfidenceInterval,
     PairedDifference,
@@ -20,8 +29,6 @@ from jaxmdp.analysis.statistics import (
     paired_difference,
     stratified_bootstrap_ci,
 )
-from jaxmdp.estimators import Estimate, estimate
-from jaxmdp.evi import EVIResult, EVIStatus, evi
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
 from jaxmdp.indices.kl import (
     KLSolution,
@@ -34,22 +41,19 @@ from jaxmdp.indices.kl import (
 from jaxmdp.indices.l1 import l1_ucb
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import (
-    PlanningSolution,
-    PlanningStatus,
-    RegretLowerBound,
-    gaps,
+    Estimate,
+    Planner,
+    Solution,
+    Status,
+    estimate,
+    evi,
     policy_iteration,
-    regret_lower_bound,
     solve_average_reward,
 )
-from jaxmdp.sensitivity import (
-    GainSensitivity,
-    IndexSensitivity,
-    LowerBoundSensitivity,
-    gain_sensitivity,
-    index_sensitivity,
-    lower_bound_sensitivity,
-)
+from jaxmdp.planning import Solution as EVIResult
+from jaxmdp.planning import Solution as PlanningSolution
+from jaxmdp.planning import Status as EVIStatus
+from jaxmdp.planning import Status as PlanningStatus
 from jaxmdp.simulate import Trajectories, simulate
 
 __all__ = [
@@ -66,8 +70,13 @@ __all__ = [
     "PlanningSolution",
     "PlanningStatus",
     "RegretLowerBound",
+    "analysis",
     "envs",
     "examples",
+    "planning",
+    "Planner",
+    "Solution",
+    "Status",
     "gaps",
     "policy_iteration",
     "regret_lower_bound",
@@ -99,3 +108,13 @@ __all__ = [
     "paired_difference",
     "stratified_bootstrap_ci",
 ]
+
+
+def __getattr__(name):
+    # jaxmdp.examples is a deprecated alias of jaxmdp.envs, imported (and warned about)
+    # on first use.
+    if name == "examples":
+        import importlib
+
+        return importlib.import_module("jaxmdp.examples")
+    raise AttributeError(f"module 'jaxmdp' has no attribute {name!r}")

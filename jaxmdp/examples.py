@@ -1,10 +1,15 @@
-"""Kept for backwards compatibility: the example MDPs now live in :mod:`jaxmdp.envs`.
+"""Deprecated alias of :mod:`jaxmdp.envs` (kept for one release).
 
 ``jm.examples.paper_mdp``, ``rigged_counts``, ``random_mdp`` and ``garnet`` are the same
-functions as ``jm.envs.paper_mdp`` and so on; new code should use :mod:`jaxmdp.envs`
-(and :func:`jaxmdp.envs.make` for the named environments).
+functions as ``jm.envs.paper_mdp`` and so on; use :mod:`jaxmdp.envs` (and
+:func:`jaxmdp.envs.make` for the named environments).
 """
+
+import warnings
 
 from jaxmdp.envs import garnet, paper_mdp, random_mdp, rigged_counts
 
 __all__ = ["paper_mdp", "rigged_counts", "random_mdp", "garnet"]
+
+warnings.warn("jaxmdp.examples is deprecated; use jaxmdp.envs", DeprecationWarning,
+              stacklevel=2)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -37,20 +38,20 @@ from jax.extend.random import threefry_2x32
 
 from jaxmdp import _cache, _sharding
 from jaxmdp._progress import Progress
-from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
+from jaxmdp.analysis.lower_bound import gaps
 from jaxmdp.mdp import MDP
-from jaxmdp.planning import gaps as _gaps
-from jaxmdp.planning import solve_average_reward
+from jaxmdp.planning.policy_iteration import solve_average_reward
 
 #: Horizons up to this many rounds record every round by default.
 MAX_DEFAULT_RECORDS = 100_000
 
 #: Random bits the agents draw inside the simulator (from their round keys) come from
 #: JAX's original (non-partitionable) threefry counter layout. On CPU this layout costs
-#: about a quarter as much per draw as the partitionable one (JAX's default), which was
-#: the largest single cost of an MDP-PS step. Replications stay independent and results
-#: are reproducible: only the map from keys to bits differs. (The environment's own
-#: draws, :func:`_round_words`, call the threefry hash directly and use no layout.)
+#: about a quarter as much per draw as the partitionable one (JAX's default). Replications
+#: stay independent and results are reproducible: only the map from keys to bits
+#: differs. (The environment's own draws, :func:`_round_words`, call the threefry hash
+#: directly and use no layout.)
 PARTITIONABLE_THREEFRY = False
 
 class Trajectories(NamedTuple):
@@ -159,17 +160,20 @@ def _observed_reward(u, mean, mdp: MDP):
     return mean
 
 
-def env_spec(mdp: MDP) -> EnvSpec:
-    """The :class:`~jaxmdp.agents.EnvSpec` an agent is given for ``mdp``."""
+def env_spec(mdp: MDP, initial_round: int = 1) -> EnvSpec:
+    """The :class:`~jaxmdp.agents.EnvSpec` an agent is given for ``mdp``, whose first
+    played round is ``initial_round`` (1 plus the number of initial transitions)."""
     return EnvSpec(num_states=mdp.num_states, num_actions=mdp.num_actions, mask=mdp.mask,
-                   rewards=mdp.R, reward_law=mdp.reward_law, reward_sigma=mdp.reward_sigma)
+                   rewards=mdp.R, reward_law=mdp.reward_law, reward_sigma=mdp.reward_sigma,
+                   initial_round=initial_round)
 
 
-def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool):
+def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool,
+               initial_round: int = 1):
     """The scan body for one replication: one round of play (``index``: 0-based round
     number of the whole run, the same in every replication, so ``Observation.t`` and
     ``Observation.step`` are unbatched under ``vmap``)."""
-    spec = env_spec(mdp)
+    spec = env_spec(mdp, initial_round)
 
     def step(carry: _Carry, index):
         x = carry.state
@@ -250,8 +254,9 @@ def replication_block(carry, replications: int, platform: str) -> int | None:
     Each round of a vmapped block streams every replication's state (counts, estimate,
     evaluation inverse, ...) through a handful of memory passes. On a CPU, once a
     block's state no longer fits in the cache the passes run at memory bandwidth and the
-    cost per replication-step grows with the number of replications (issue "scale 2": at
-    S = 100, 43 µs at 10 replications, 100-115 µs at 1,000). Blocks that fit keep the
+    cost per replication-step grows with the number of replications (at S = 100, MDP-UCB
+    took 43 µs per replication-step with 10 replications and 100-115 µs with 1,000, on a
+    CPU with a few MB of cache). Blocks that fit keep the
     passes in cache; they run one after another within each chunk. GPUs want the
     widest batch, so there is one block.
     """
@@ -264,17 +269,18 @@ def replication_block(carry, replications: int, platform: str) -> int | None:
 
 
 @functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every",
-                                             "record_path", "mesh", "block"),
+                                             "record_path", "mesh", "block",
+                                             "initial_round"),
                    donate_argnums=0)
 def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
                num_records: int, record_every: int, record_path: bool = False, mesh=None,
-               block: int | None = None):
+               block: int | None = None, initial_round: int = 1):
     """``num_records * record_every`` rounds for every replication (vmapped, in blocks of
     ``block`` replications), from round ``start`` (0-based, int32 scalar); with a
     ``mesh``, each device runs its share."""
 
     def chunk(carry, mdp, gain, delta, t0, start):
-        step = _make_step(agent, mdp, gain, delta, t0, record_path)
+        step = _make_step(agent, mdp, gain, delta, t0, record_path, initial_round)
         # The round indices are not batched: conditions on them stay real `cond`s in vmap.
         first = start + record_every * jnp.arange(num_records, dtype=jnp.int32)
 
@@ -309,9 +315,9 @@ def _records_per_chunk(total: int, most: int) -> int:
     return most
 
 
-@functools.partial(jax.jit, static_argnames=("agent",))
-def _init_agents(keys, mdp: MDP, *, agent: Agent):
-    spec = env_spec(mdp)
+@functools.partial(jax.jit, static_argnames=("agent", "initial_round"))
+def _init_agents(keys, mdp: MDP, *, agent: Agent, initial_round: int = 1):
+    spec = env_spec(mdp, initial_round)
     return jax.vmap(lambda key: agent.init(key, spec))(keys)
 
 
@@ -395,9 +401,9 @@ def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
 
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
-             chunk_size: int = 2000, progress: bool = True, planner: str | None = None,
-             refresh_every: int | None = None, devices=None,
-             initial_reward_sums=None, record_path: bool = False) -> Trajectories:
+             chunk_size: int = 2000, progress: bool = True, devices=None,
+             initial_reward_sums=None, record_path: bool = False,
+             **deprecated) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
@@ -425,9 +431,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             (and ``(t, 1)`` in float64, for 52-bit uniforms) under the 64-bit key
             ``bits(fold_in(k, 2))``. Same seed, same result, on any number of devices.
             Agents' random bits are drawn with the non-partitionable threefry layout
-            (``PARTITIONABLE_THREEFRY``), whatever the global JAX setting. (Earlier
-            versions split the key every round: their results agree with these in
-            distribution, not draw for draw.)
+            (``PARTITIONABLE_THREEFRY``), whatever the global JAX setting.
         initial_counts: optional int ``[S, A, S]`` transition counts to start from.
         record_every: keep every ``record_every``-th cumulative value (positive int).
             Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
@@ -437,11 +441,6 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             the progress bar advances once per chunk.
         progress: show a progress bar (``tqdm.auto``: a terminal bar, or a widget in a
             notebook).
-        planner: the paper's agents' per-step planner, passed on as their ``planner``
-            option when given: ``"incremental"`` (their default; Sherman–Morrison
-            updates, :mod:`jaxmdp.incremental`) or ``"full"`` (an LU re-solve every round).
-        refresh_every: passed on as the paper's agents' ``refresh_every`` option when
-            given (rounds between re-inversions of the incremental planner).
         devices: where to run: ``None`` for every visible device (``jax.devices()``, all
             processes after ``jax.distributed.initialize()``), or a sequence of
             ``jax.Device``. With more than one device, replications are split over a
@@ -451,6 +450,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             transitions; default ``n[x, a] * R[x, a]`` (their means).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
+        **deprecated: ``planner`` and ``refresh_every``, the paper's agents' options,
+            are still accepted for one release with a ``DeprecationWarning`` and passed on
+            to a named agent; configure the agent instead
+            (``jm.get_agent("ucb", planner="full")``).
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
@@ -462,7 +465,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     Raises:
         ValueError: for a ``mdp`` that is not an MDP, a non-positive ``horizon``,
             ``replications``, ``record_every`` or ``chunk_size``, an unknown agent name
-            or option (``planner``, ``refresh_every``), an agent that cannot run on this
+            or option, an agent that cannot run on this
             MDP (e.g. learned ``[0, 1]`` rewards with means outside ``[0, 1]``),
             ``devices`` that are not distinct ``jax.Device`` objects, or
             ``initial_counts`` / ``initial_reward_sums`` of the wrong shape, negative,
@@ -478,14 +481,50 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         (8, 1000)
     """
     _cache.enable_compilation_cache()  # on by default; a user's own configuration wins
-    if not isinstance(mdp, MDP):
-        raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
-    options = {k: v for k, v in (("planner", planner), ("refresh_every", refresh_every))
-               if v is not None}
+    agent = _agent_with_options(agent, deprecated)
+    horizon, replications, record_every, chunk_size, counts0, sums0 = _validate(
+        mdp, agent, horizon, replications, record_every, chunk_size, record_path,
+        initial_counts, initial_reward_sums)
+    mesh = _sharding.replication_mesh(devices)
+    gain, _, _ = solve_average_reward(mdp)
+    delta = gaps(mdp)
+    initial_round = int(counts0.sum()) + 1
+    carry = _initial_carry(mdp, agent, seed, replications, counts0, sums0, initial_round)
+    carry, (mdp, gain, delta, t0), mesh, block = _place(
+        carry, (mdp, gain, delta, jnp.asarray(initial_round, jnp.int32)), mesh, devices,
+        replications)
+    options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block,
+                   initial_round=initial_round)
+    carry, pseudo, regret, paths = _run_chunks(
+        carry, (mdp, gain, delta, t0), horizon, replications, record_every, chunk_size,
+        options, progress)
+    return _assemble(carry, pseudo, regret, paths, replications, record_every, record_path,
+                     horizon // record_every, mdp.P.dtype)
+
+
+def _agent_with_options(agent, deprecated: dict) -> Agent:
+    """The :class:`Agent` to run: ``agent`` itself, or the named agent with the deprecated
+    ``planner`` / ``refresh_every`` keywords of :func:`simulate` as its options."""
+    unknown = set(deprecated) - {"planner", "refresh_every"}
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword arguments {sorted(unknown)}")
+    options = {k: v for k, v in deprecated.items() if v is not None}
+    if deprecated:
+        warnings.warn("simulate(planner=..., refresh_every=...) is deprecated; configure the "
+                      "agent instead: jm.get_agent(name, planner=..., refresh_every=...)",
+                      DeprecationWarning, stacklevel=3)
     if options and isinstance(agent, Agent):
         raise ValueError(f"planner and refresh_every configure a named agent; configure the "
                          f"Agent object {agent.name!r} itself, got {options}")
-    agent = get_agent(agent, **options)
+    return get_agent(agent, **options)
+
+
+def _validate(mdp, agent: Agent, horizon, replications, record_every, chunk_size,
+              record_path, initial_counts, initial_reward_sums):
+    """Checks :func:`simulate`'s arguments; returns them normalised, with the initial
+    counts and reward sums as arrays."""
+    if not isinstance(mdp, MDP):
+        raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
     horizon = _check_positive_int("horizon", horizon)
     replications = _check_positive_int("replications", replications)
     if record_every is None:
@@ -497,19 +536,21 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     counts0 = _check_counts(initial_counts, mdp)
     dtype = jnp.asarray(mdp.P).dtype
     sums0 = _check_reward_sums(initial_reward_sums, counts0, mdp).astype(dtype)
-    agent.check(env_spec(mdp))
-    mesh = _sharding.replication_mesh(devices)
-
-    gain, _, _ = solve_average_reward(mdp)
-    delta = _gaps(mdp)
     t0 = int(counts0.sum()) + 1
+    agent.check(env_spec(mdp, t0))
     if t0 + horizon >= np.iinfo(np.int32).max:
         raise ValueError(f"horizon plus initial transitions must fit in int32, got "
                          f"horizon={horizon} with {t0 - 1} initial transitions")
+    return horizon, replications, record_every, chunk_size, counts0, sums0
 
+
+def _initial_carry(mdp: MDP, agent: Agent, seed, replications: int, counts0, sums0,
+                   initial_round: int) -> _Carry:
+    """Every replication's keys, initial statistics and initialised agent state."""
+    dtype = jnp.asarray(mdp.P).dtype
     with _prng_layout():
         init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
-        agent_state = _init_agents(init_keys, mdp, agent=agent)
+        agent_state = _init_agents(init_keys, mdp, agent=agent, initial_round=initial_round)
     carry = _Carry(
         key=round_keys,
         bits_key=bits_keys,
@@ -520,37 +561,46 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         pseudo_regret=jnp.zeros((replications,), dtype=dtype),
         regret=jnp.zeros((replications,), dtype=dtype),
     )
-    carry = jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
-    t0 = jnp.asarray(t0, jnp.int32)
+    return jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
+
+
+def _place(carry: _Carry, shared, mesh, devices, replications: int):
+    """Puts the carry and the ``shared`` arrays where they run: sharded over ``mesh``
+    (padded to a multiple of its size; the padding's results are dropped), or on the one
+    device. Returns ``(carry, shared, mesh or None, block)`` with ``block`` the
+    replications per vmapped call (``None``: all of them at once)."""
     if mesh.size > 1 or jax.process_count() > 1:
-        # Keys are drawn above, before sharding; padding repeats replications whose
-        # results are dropped, so every replication computes the same on any mesh.
         padded = _sharding.padded_size(replications, mesh)
         carry = _sharding.shard(_sharding.pad_replications(carry, replications, padded), mesh)
-        mdp, gain, delta, t0 = _sharding.replicate((mdp, gain, delta, t0), mesh)
+        shared = _sharding.replicate(shared, mesh)
     else:
         mesh = None
         if devices is not None:
-            carry, mdp, gain, delta, t0 = jax.device_put((carry, mdp, gain, delta, t0),
-                                                         list(devices)[0])
+            carry, shared = jax.device_put((carry, shared), list(devices)[0])
     local = -(-carry.state.shape[0] // (mesh.size if mesh is not None else 1))
     platform = (mesh.devices.flat[0] if mesh is not None
                 else jax.tree_util.tree_leaves(carry)[0].devices().pop()).platform
     block = replication_block(carry, carry.state.shape[0], platform)
     block = None if block is None or block >= local else block
-    options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block)
+    return carry, shared, mesh, block
 
+
+def _run_chunks(carry: _Carry, shared, horizon: int, replications: int, record_every: int,
+                chunk_size: int, options: dict, progress: bool):
+    """Plays the ``horizon`` rounds in jitted chunks of equal length, with a progress bar.
+
+    Returns the final carry and the per-chunk pseudo-regret, regret and path records."""
     total_records = horizon // record_every
     records_per_chunk = _records_per_chunk(total_records, max(1, chunk_size // record_every))
     pseudo, regret, paths = [], [], []
-    with Progress(horizon, f"simulate {agent.name}", enabled=progress) as bar, _prng_layout():
+    name = options["agent"].name
+    with Progress(horizon, f"simulate {name}", enabled=progress) as bar, _prng_layout():
         done = 0
         while done < total_records:
             n = min(records_per_chunk, total_records - done)
             start = jnp.asarray(done * record_every, jnp.int32)
-            carry, (p, r, path) = _run_chunk(carry, mdp, gain, delta, t0, start,
-                                             num_records=n, record_every=record_every,
-                                             **options)
+            carry, (p, r, path) = _run_chunk(carry, *shared, start, num_records=n,
+                                             record_every=record_every, **options)
             pseudo.append(p)
             regret.append(r)
             paths.append(path)
@@ -561,11 +611,16 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         remainder = horizon - total_records * record_every
         if remainder:
             start = jnp.asarray(total_records * record_every, jnp.int32)
-            carry, (_, _, path) = _run_chunk(carry, mdp, gain, delta, t0, start,
-                                             num_records=1, record_every=remainder, **options)
+            carry, (_, _, path) = _run_chunk(carry, *shared, start, num_records=1,
+                                             record_every=remainder, **options)
             paths.append(path)
             bar.update(remainder)
+    return carry, pseudo, regret, paths
 
+
+def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_every: int,
+              record_path: bool, total_records: int, dtype) -> Trajectories:
+    """Gathers the chunks' records into :class:`Trajectories`, dropping any padding."""
     empty = jnp.zeros((replications, 0), dtype=dtype)
     pseudo, regret, paths, carry = _sharding.gather((pseudo, regret, paths, carry))
     states = actions = None
@@ -576,14 +631,13 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         actions = jnp.concatenate([a.reshape(a.shape[0], -1) for _, a in paths], axis=1)
         states, actions = states[:replications], actions[:replications]
     agent_state = jax.tree_util.tree_map(lambda leaf: leaf[:replications], carry.agent_state)
-    policy = getattr(agent_state, "policy", None)
     return Trajectories(
         pseudo_regret=jnp.concatenate(pseudo, axis=1)[:replications] if pseudo else empty,
         regret=jnp.concatenate(regret, axis=1)[:replications] if regret else empty,
         times=jnp.arange(1, total_records + 1, dtype=jnp.int32) * record_every,
         counts=carry.counts[:replications],
         state=carry.state[:replications],
-        policy=policy,
+        policy=getattr(agent_state, "policy", None),
         reward_sums=carry.reward_sums[:replications],
         agent_state=agent_state,
         states=states,

@@ -14,7 +14,7 @@ import jax
 import jaxmdp as jm
 
 # name: (environment, agent, agent options, simulate's keyword arguments). The
-# environment is a ``jm.envs`` name or ``"garnet-8-3-4/key5"`` (``jm.examples.garnet``
+# environment is a ``jm.envs`` name or ``"garnet-8-3-4/key5"`` (``jm.envs.garnet``
 # with ``jax.random.key(5)``), optionally with ``"+bernoulli"`` (Bernoulli reward draws).
 SHARED_RUNS = {
     # tests/test_ucrl.py: the doubling rule, the first action, regret against NumPy.
@@ -46,7 +46,7 @@ SHARED_RUNS = {
 def make_env(env: str) -> jm.MDP:
     name, _, law = env.partition("+")
     if name == "garnet-8-3-4/key5":
-        mdp = jm.examples.garnet(jax.random.key(5), 8, 3, 4)
+        mdp = jm.envs.garnet(jax.random.key(5), 8, 3, 4)
     else:
         mdp = jm.envs.make(name)
     return mdp.with_reward_law(law) if law else mdp

@@ -10,7 +10,7 @@ import pytest
 
 import jaxmdp as jm
 from jaxmdp.agents import paper
-from jaxmdp.agents.paper import _gamma
+from jaxmdp.random import gamma as _gamma
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
@@ -29,7 +29,7 @@ def _decide(key, t, x, counts, mdp):
 
 
 def _decisions(counts, t, x, mdp=None, key=0):
-    mdp = jm.examples.paper_mdp() if mdp is None else mdp
+    mdp = jm.envs.paper_mdp() if mdp is None else mdp
     out = _decide(jax.random.key(key), jnp.int32(t), jnp.int32(x),
                   jnp.asarray(counts, jnp.int32), mdp)
     return dict(zip(NAMES, np.asarray(out).tolist()))
@@ -58,8 +58,8 @@ def test_get_agent_unknown_name_lists_known():
         ("ucb", dict(known_rewards="no"), "known_rewards must be a bool, got 'no'"),
         ("ps", dict(known_rewards=1), "known_rewards must be a bool, got 1"),
         ("ucb", dict(force_untried=True), "force_untried applies to 'dmed' and 'ps'"),
-        ("dmed", dict(planner="lu"), r"planner must be one of \['incremental', 'full'\], "
-                                     "got 'lu'"),
+        ("dmed", dict(planner="lu"), r"planner must be a jaxmdp.planning.Planner, "
+                                     r"'incremental' or 'full', got 'lu'"),
         ("olp", dict(refresh_every=0), "refresh_every must be a positive integer, got 0"),
         ("ucb", dict(optimism=2), "unexpected keyword argument 'optimism'"),
     ],
@@ -112,7 +112,7 @@ def test_dmed_follows_the_paper_at_zero_counts():
 
 def test_force_untried_restores_the_old_rule_for_dmed_and_ps():
     counts = jnp.zeros((3, 2, 3), jnp.int32)
-    est = jm.estimate(counts, jm.examples.paper_mdp())
+    est = jm.estimate(counts, jm.envs.paper_mdp())
     keys = jax.random.split(jax.random.key(0), 40)
 
     @jax.jit
@@ -132,7 +132,7 @@ def test_force_untried_restores_the_old_rule_for_dmed_and_ps():
 
 
 def test_inadmissible_action_never_chosen():
-    P = jm.examples.paper_mdp().P
+    P = jm.envs.paper_mdp().P
     R = jnp.array([[0.13, 5.0], [0.47, 0.71], [0.89, 0.63]])  # tempting, inadmissible
     mask = np.array([[True, False], [True, True], [True, True]])
     mdp = jm.MDP(P, R, mask)
@@ -185,7 +185,7 @@ def test_agents_disagree_somewhere():
 def test_dmed_plays_estimated_best_when_explored_enough():
     counts = np.zeros((3, 2, 3), np.int32)
     counts[:, :, :] = 400  # every action sampled a lot: no discrepancy is positive
-    est = jm.estimate(counts, jm.examples.paper_mdp())
+    est = jm.estimate(counts, jm.envs.paper_mdp())
     values = est.mdp.R[0] + est.mdp.P[0] @ est.bias
     assert _decisions(counts, int(counts.sum()) + 1, 0)["dmed"] == int(jnp.argmax(values))
 
@@ -193,7 +193,7 @@ def test_dmed_plays_estimated_best_when_explored_enough():
 def test_dmed_explores_undersampled_challenger():
     counts = np.zeros((3, 2, 3), np.int32)
     counts[:, :, :] = 400
-    est = jm.estimate(counts, jm.examples.paper_mdp())
+    est = jm.estimate(counts, jm.envs.paper_mdp())
     best = int(jnp.argmax(est.mdp.R[0] + est.mdp.P[0] @ est.bias))
     counts[0, 1 - best] = [1, 1, 0]  # the challenger barely sampled, ln t large
     assert _decisions(counts, 10**6, 0)["dmed"] == 1 - best
@@ -207,7 +207,7 @@ def test_ps_choice_frequencies_match_numpy_reference():
     """
     counts = np.array([[[3, 5, 2], [4, 1, 6]], [[2, 2, 2], [1, 3, 2]],
                        [[5, 1, 1], [2, 2, 3]]], np.int32)
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     est = jm.estimate(counts, mdp)
     n = GAMMA_DRAWS // 6
     alpha = np.tile((counts[0] + 1.0).ravel(), n)
@@ -230,7 +230,7 @@ def test_ps_choice_frequencies_match_numpy_reference():
 def test_ps_concentrated_posterior_plays_estimated_best():
     counts = np.full((3, 2, 3), 10**6, np.int32)
     counts[0, 0] = [10**6, 3 * 10**6, 10**6]
-    est = jm.estimate(counts, jm.examples.paper_mdp())
+    est = jm.estimate(counts, jm.envs.paper_mdp())
     best = int(jnp.argmax(est.mdp.R[0] + est.mdp.P[0] @ est.bias))
     for key in range(5):
         assert _decisions(counts, 10**7, 0, key=key)["ps"] == best
@@ -318,7 +318,7 @@ def test_learned_reward_rules_match_numpy_reference(seed, model, law):
     counts, sums, r_hat, p_hat, bias, rng = _learned_case(seed, model)
     t = int(counts.sum()) + 1
     x = int(rng.integers(0, 3))
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     est = jm.estimate(jnp.asarray(counts), mdp, rewards=jnp.asarray(r_hat))
     np.testing.assert_allclose(est.bias, bias, atol=1e-10)
     info = paper.RewardInfo(law, sigma, jnp.asarray(sums))
@@ -341,7 +341,7 @@ def test_learned_reward_ps_frequencies_match_numpy_reference(model, law):
     n0 = counts[0].sum(-1)
     sums[0] = [2, 1] if model == "bounded" else [0.9 * n0[0], 0.5 * n0[1]]
     r_hat = ref.reward_estimates(model, counts.sum(-1), sums, None)
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     est = jm.estimate(jnp.asarray(counts), mdp, rewards=jnp.asarray(r_hat))
     bias = np.asarray(est.bias)
     info = paper.RewardInfo(law, sigma, jnp.asarray(sums))

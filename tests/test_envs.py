@@ -147,7 +147,7 @@ def test_examples_module_re_exports_envs():
     for name in ("paper_mdp", "rigged_counts", "random_mdp", "garnet"):
         assert getattr(jm.examples, name) is getattr(jm.envs, name)
     assert "envs" in jm.__all__
-    np.testing.assert_array_equal(jm.envs.make("paper-mdp").P, jm.examples.paper_mdp().P)
+    np.testing.assert_array_equal(jm.envs.make("paper-mdp").P, jm.envs.paper_mdp().P)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.estimators import estimated_mdp, good_actions, transition_estimate
+from jaxmdp.planning.estimate import estimated_mdp, good_actions, transition_estimate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
@@ -75,7 +75,7 @@ def test_good_actions_is_subset_of_admissible():
 
 
 def test_estimated_mdp_fields():
-    mdp = jm.MDP(jm.examples.paper_mdp().P, jm.examples.paper_mdp().R,
+    mdp = jm.MDP(jm.envs.paper_mdp().P, jm.envs.paper_mdp().R,
                  mask=np.array([[True, True], [False, True], [True, True]]))
     counts = _counts(1)
     counts[1, 0] = 0
@@ -89,7 +89,7 @@ def test_estimated_mdp_fields():
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_estimate_matches_numpy_reference(seed):
     """The estimated MDP and its solution agree with the hand-written NumPy loop."""
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     counts = _counts(seed, high=200)
     est = jm.estimate(counts, mdp)
     S = 3
@@ -108,7 +108,7 @@ def test_estimate_matches_numpy_reference(seed):
 
 
 def test_estimate_warm_start_gives_same_solution():
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     counts = _counts(5, high=50)
     cold = jm.estimate(counts, mdp)
     for init in ([0, 0, 0], [1, 1, 1], [1, 0, 1]):
@@ -118,7 +118,7 @@ def test_estimate_warm_start_gives_same_solution():
 
 
 def test_estimate_vmap_matches_loop():
-    mdp = jm.examples.paper_mdp()
+    mdp = jm.envs.paper_mdp()
     batch = np.stack([_counts(s, high=30) for s in range(4)])
     batched = jax.vmap(lambda c: jm.estimate(c, mdp))(batch)
     for i in range(4):

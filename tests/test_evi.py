@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 import jaxmdp as jm
-from jaxmdp.evi import _l1_scan, _l1_sorted
+from jaxmdp.planning.evi import _l1_scan, _l1_sorted
 
 # ---------------------------------------------------------------------------------------
 # Problems and references.

@@ -106,7 +106,7 @@ def test_observation_rounds_are_unbatched_and_count_initial_transitions():
         seen.append(isinstance(obs.t, jax.core.Tracer) and obs.t.ndim == 0)
         return jnp.int32(0), state + obs.t - obs.step
 
-    rigged = jm.examples.rigged_counts()
+    rigged = jm.envs.rigged_counts()
     traj = jm.simulate(jm.envs.make("paper-mdp"), jm.Agent("t", init, step), 10, 3,
                        initial_counts=rigged, progress=False)
     # t = 61 + step for every round: the sum of (t - step) over 10 rounds is 610.
@@ -132,7 +132,7 @@ def _regression_run(agent, case="paper"):
     """1,500 rounds, 4 replications, seed 7, paths recorded: the setting of the saved
     trajectories. Tests of other properties use it too, so that each agent's program
     (for an MDP's shape and reward law) compiles once."""
-    counts = jm.examples.rigged_counts() if case == "rigged" else None
+    counts = jm.envs.rigged_counts() if case == "rigged" else None
     return jm.simulate(_mdp(case), agent, 1500, 4, 7, initial_counts=counts, progress=False,
                        chunk_size=1500, record_path=True)
 
@@ -170,7 +170,7 @@ def _replay(agent, mdp, counts0, states, actions, keys):
 
 
 def _replayed_actions(agent, case, states, actions):
-    counts = jm.examples.rigged_counts() if case == "rigged" else np.zeros((3, 2, 3))
+    counts = jm.envs.rigged_counts() if case == "rigged" else np.zeros((3, 2, 3))
     mdp = _mdp(case)
     if case == "garnet":
         counts = np.zeros(mdp.P.shape)
@@ -299,7 +299,8 @@ def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
 
 
 def test_simulate_rejects_planner_options_for_agent_objects():
-    with pytest.raises(ValueError, match="planner and refresh_every configure a named agent"):
+    with (pytest.warns(DeprecationWarning, match="configure the agent instead"),
+          pytest.raises(ValueError, match="planner and refresh_every configure a named agent")):
         jm.simulate(jm.envs.make("paper-mdp"), GREEDY, 10, 2, planner="full", progress=False)
 
 
@@ -309,7 +310,7 @@ def test_learning_agents_plan_with_posterior_mean_rewards():
     spec = env_spec(paper)
     agent = jm.get_agent("ucb", known_rewards=False)
     state = agent.init(jax.random.key(0), spec)
-    counts = jnp.asarray(jm.examples.rigged_counts())
+    counts = jnp.asarray(jm.envs.rigged_counts())
     sums = jnp.array([[3.0, 7.0], [0.0, 10.0], [9.0, 1.0]])  # n = 10 for every pair
     obs = Observation(jnp.int32(61), jnp.int32(0), jnp.int32(0), counts, sums)
     action, state = jax.jit(lambda s, o: agent.step(jax.random.key(1), s, o, spec))(state, obs)

@@ -1,7 +1,7 @@
 """Tests for the scaling machinery: incremental planning and replication blocks.
 
-* :mod:`jaxmdp.incremental` against :func:`jaxmdp.estimate` (a full LU re-solve every
-  round), along a trajectory in which the estimated MDP changes one count per round and
+* :mod:`jaxmdp.planning.incremental` against :func:`jaxmdp.estimate` (a full LU re-solve
+  every round), along a trajectory in which the estimated MDP changes one count per round and
   the policy switches: same policy at every round, same gain and bias to rounding.
 * Replications in cache-sized blocks against one batch, bit for bit.
 * Sharding over devices: tests/test_sharding.py (on 4 forced host devices, against one
@@ -19,8 +19,9 @@ import pytest
 from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
-from jaxmdp import _sharding, incremental
-from jaxmdp.estimators import estimate, estimated_mdp
+from jaxmdp import _sharding
+from jaxmdp.planning import incremental
+from jaxmdp.planning.estimate import estimate, estimated_mdp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,8 +40,10 @@ def _compare_along_trajectory(mdp, refresh_every, explore, key, *, horizon):
         key, counts, x, policy_inc, policy_full, evaluation = carry
         key, explore_key, action_key, next_key = jax.random.split(key, 4)
         full = estimate(counts, mdp, init_policy=policy_full)
-        inc, evaluation = incremental.incremental_estimate(
-            counts, mdp, evaluation, policy_inc, index % refresh_every == refresh_every - 1)
+        est_mdp = estimated_mdp(counts, mdp)
+        inc, evaluation = incremental.incremental_policy_iteration(
+            est_mdp.P, est_mdp.R, est_mdp.mask, policy_inc, evaluation,
+            index % refresh_every == refresh_every - 1)
         random_action = jax.random.randint(action_key, (), 0, num_actions)
         action = jnp.where(jax.random.uniform(explore_key) < explore, random_action,
                            inc.policy[x])
@@ -54,7 +57,7 @@ def _compare_along_trajectory(mdp, refresh_every, explore, key, *, horizon):
 
 @pytest.mark.parametrize("refresh_every", [10_000, 50])
 def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
-    mdp = jm.examples.garnet(jax.random.key(3), 12, 3, 3)
+    mdp = jm.envs.garnet(jax.random.key(3), 12, 3, 3)
     final, outputs = _compare_along_trajectory(mdp, refresh_every, 0.5, jax.random.key(1),
                                                horizon=600)
     pi_inc, pi_full, g_inc, g_full, b_inc, b_full = (np.asarray(o) for o in outputs)
@@ -75,17 +78,20 @@ def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
 def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
     """The paper agents' planner (row updates of p_hat, Sherman-Morrison on the changed
     rows only) against a rebuild from the counts and a full LU re-solve, every round."""
-    from jaxmdp.agents import planner
-    from jaxmdp.estimators import transition_estimate
+    from jaxmdp.planning import estimate as planner
+    from jaxmdp.planning import incremental_planner
+    from jaxmdp.planning.estimate import transition_estimate
 
     num_states, num_actions = mdp.R.shape
-    state0 = planner.init_planner(jnp.zeros_like(counts0), mdp.R, mdp.mask)
+    state0 = planner.init_estimate(jnp.zeros_like(counts0), mdp.R, mdp.mask,
+                                   incremental_planner())
 
     def step(carry, index):
         key, counts, x, state, policy_full = carry
         key, explore_key, action_key, next_key = jax.random.split(key, 4)
         state = planner.observe(state, counts, index, refresh_every=refresh_every)
-        est, state = planner.plan(state, mdp.R, mdp.mask, index, refresh_every=refresh_every)
+        est, state = planner.solve_estimate(state, mdp.R, mdp.mask, index, incremental_planner(),
+                                            refresh_every=refresh_every)
         full = estimate(counts, mdp, init_policy=policy_full)
         action = jnp.where(jax.random.uniform(explore_key) < 0.5,
                            jax.random.randint(action_key, (), 0, num_actions), est.policy[x])
@@ -104,7 +110,7 @@ def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
 @pytest.mark.parametrize("refresh_every", [4096, 7])
 def test_planner_row_updates_match_rebuild_and_full_resolve(refresh_every):
     # Initial counts that the state's zero counts do not know: round 0 rebuilds.
-    mdp = jm.examples.garnet(jax.random.key(4), 10, 3, 4)
+    mdp = jm.envs.garnet(jax.random.key(4), 10, 3, 4)
     counts0 = jax.random.randint(jax.random.key(2), (10, 3, 10), 0, 2, jnp.int32)
     same, pi, pi_full, g, g_full, b, b_full = (np.asarray(o) for o in _planner_along_trajectory(
         mdp, counts0, jax.random.key(6), horizon=500, refresh_every=refresh_every))
@@ -117,7 +123,7 @@ def test_planner_row_updates_match_rebuild_and_full_resolve(refresh_every):
 
 def test_changed_pair_hint_gives_the_general_update():
     """Told which row changed, the solver updates the same rows as when it compares all."""
-    mdp = jm.examples.garnet(jax.random.key(8), 9, 3, 4)
+    mdp = jm.envs.garnet(jax.random.key(8), 9, 3, 4)
     counts = jax.random.randint(jax.random.key(9), (9, 3, 9), 0, 4, jnp.int32)
     before = estimated_mdp(counts, mdp)
     policy = jm.policy_iteration(before.P, before.R, before.mask).policy
@@ -164,8 +170,8 @@ def test_replication_block_size(monkeypatch):
 
 def test_incremental_policy_iteration_from_scratch_state_and_refresh():
     # From a stale state for another policy and another MDP: rows are re-synchronised.
-    mdp = jm.examples.garnet(jax.random.key(0), 9, 3, 9)
-    other = jm.examples.random_mdp(jax.random.key(1), 9, 3)
+    mdp = jm.envs.garnet(jax.random.key(0), 9, 3, 9)
+    other = jm.envs.random_mdp(jax.random.key(1), 9, 3)
     stale = incremental.init_evaluation(other.P, other.R, jnp.full(9, 2, jnp.int32))
     reference = jm.policy_iteration(mdp.P, mdp.R, mdp.mask)
     solve = jax.jit(incremental.incremental_policy_iteration)
@@ -186,7 +192,7 @@ def test_devices_argument_is_validated():
     with pytest.raises(ValueError, match="jax.Device"):
         _sharding.replication_mesh(["cpu:0"])
     with pytest.raises(ValueError, match="planner"):
-        jm.simulate(jm.examples.paper_mdp(), "ucb", 10, 2, 0, planner="lu", progress=False)
+        jm.simulate(jm.envs.paper_mdp(), "ucb", 10, 2, 0, planner="lu", progress=False)
     with pytest.raises(ValueError, match="refresh_every"):
-        jm.simulate(jm.examples.paper_mdp(), "ucb", 10, 2, 0, refresh_every=0,
+        jm.simulate(jm.envs.paper_mdp(), "ucb", 10, 2, 0, refresh_every=0,
                     progress=False)

@@ -82,7 +82,7 @@ def _check_fd(values, dirs_P, dirs_R, d_P, d_R):
 
 @pytest.fixture(scope="module")
 def mdps():
-    return [jm.examples.paper_mdp(), _random_mdp(9), _random_mdp(10)]
+    return [jm.envs.paper_mdp(), _random_mdp(9), _random_mdp(10)]
 
 
 def _batch(mdps):
@@ -285,8 +285,8 @@ def _level(agent, log_t, visits):
 
 @pytest.mark.parametrize("agent", ["ucb", "olp", "dmed"])
 def test_index_finite_differences(agent):
-    mdp = jm.examples.paper_mdp()
-    rigged = np.asarray(jm.examples.rigged_counts())
+    mdp = jm.envs.paper_mdp()
+    rigged = np.asarray(jm.envs.rigged_counts())
     A, S = mdp.num_actions, mdp.num_states
     sensitivity = jm.index_sensitivity
     if agent == "ucb":  # also the jit test: counts, x and t traced
@@ -344,8 +344,8 @@ def test_index_action_is_the_agents_choice():
     # MDP-DMED's rule is the intricate one (a*, challengers, untried first); MDP-UCB and OLP
     # play the argmax of the index, checked against the paper's formulas above.
     agent = "dmed"
-    mdp = jm.examples.paper_mdp()
-    rigged = np.asarray(jm.examples.rigged_counts())
+    mdp = jm.envs.paper_mdp()
+    rigged = np.asarray(jm.envs.rigged_counts())
     untried = rigged.copy()
     untried[1, 0] = 0  # action 0 never tried in state 1
     from jaxmdp.agents.paper import dmed_select_action
@@ -361,8 +361,8 @@ def test_index_action_is_the_agents_choice():
 
 
 def test_index_untried_action():
-    mdp = jm.examples.paper_mdp()
-    counts = np.asarray(jm.examples.rigged_counts()).copy()
+    mdp = jm.envs.paper_mdp()
+    counts = np.asarray(jm.envs.rigged_counts()).copy()
     counts[1, 0] = 0  # action a1 never tried in state x2
     sens = jm.index_sensitivity(counts, 1, 51, "olp", mdp)
     assert sens.index[0] == np.inf and sens.level[0] == np.inf and int(sens.action) == 0
@@ -375,8 +375,8 @@ def test_index_untried_action():
 
 
 def test_invalid_inputs():
-    mdp = jm.examples.paper_mdp()
-    counts = jm.examples.rigged_counts()
+    mdp = jm.envs.paper_mdp()
+    counts = jm.envs.rigged_counts()
     with pytest.raises(ValueError, match="mdp"):
         jm.lower_bound_sensitivity(mdp.P)
     with pytest.raises(ValueError, match="got P of shape"):

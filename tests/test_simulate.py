@@ -17,7 +17,7 @@ import pytest
 
 import jaxmdp as jm
 from jaxmdp.agents import Observation
-from jaxmdp.estimators import estimate
+from jaxmdp.planning.estimate import estimate
 from jaxmdp.simulate import env_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -65,7 +65,7 @@ NUMPY_REFERENCE_LEARNED_T500 = {
 
 def _run(agent, horizon=CHUNK, seed=0, mdp=None, **kwargs):
     kwargs.setdefault("chunk_size", CHUNK)
-    mdp = jm.examples.paper_mdp() if mdp is None else mdp
+    mdp = jm.envs.paper_mdp() if mdp is None else mdp
     return jm.simulate(mdp, agent, horizon, REPS, seed, progress=False, **kwargs)
 
 
@@ -124,7 +124,7 @@ def test_riverswim_dmed_is_no_longer_trapped_by_the_untried_rule():
 @pytest.mark.parametrize("name", NAMES)
 def test_learned_rewards_regret_matches_numpy_reference(name):
     """Bernoulli rewards learned (joint-law indices, Beta posterior) on the paper's MDP."""
-    mdp = jm.examples.paper_mdp().with_reward_law("bernoulli")
+    mdp = jm.envs.paper_mdp().with_reward_law("bernoulli")
     traj = jm.simulate(mdp, jm.get_agent(name, known_rewards=False), 500, 128, 3,
                        progress=False, chunk_size=500)
     _agrees_with_reference(np.asarray(traj.pseudo_regret[:, -1]),
@@ -184,7 +184,7 @@ def test_chunking_and_recording_do_not_change_results(long_runs):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_action_per_state_has_zero_pseudo_regret(name):
-    base = jm.examples.paper_mdp()
+    base = jm.envs.paper_mdp()
     mask = np.array([[False, True], [True, False], [False, True]])
     traj = _run(name, mdp=jm.MDP(base.P, base.R, mask))
     np.testing.assert_array_equal(traj.pseudo_regret, 0.0)
@@ -193,7 +193,7 @@ def test_one_action_per_state_has_zero_pseudo_regret(name):
 
 
 def test_only_admissible_actions_played():
-    base = jm.examples.paper_mdp()
+    base = jm.envs.paper_mdp()
     mask = np.array([[True, True], [False, True], [True, False]])
     traj = _run("ps", mdp=jm.MDP(base.P, base.R, mask))
     visits = np.asarray(traj.counts.sum(-1))
@@ -251,8 +251,8 @@ def _python_loops(mdp, agent, horizon, keys, transitions):
 
 
 def test_rigged_start_equals_feeding_the_transitions():
-    mdp = jm.examples.paper_mdp()
-    rigged = np.asarray(jm.examples.rigged_counts())
+    mdp = jm.envs.paper_mdp()
+    rigged = np.asarray(jm.envs.rigged_counts())
     transitions = [(x, a, y) for x in range(3) for a in range(2) for y in range(3)
                    for _ in range(rigged[x, a, y])]
     horizon = 12
@@ -271,7 +271,7 @@ def test_rigged_start_equals_feeding_the_transitions():
 
 def test_rigged_start_misleads_ucb_first_decisions():
     """From the rigged counts the estimated policy is (a2, a1, a1), as the paper says."""
-    est = estimate(jm.examples.rigged_counts(), jm.examples.paper_mdp())
+    est = estimate(jm.envs.rigged_counts(), jm.envs.paper_mdp())
     np.testing.assert_array_equal(est.policy, [1, 0, 0])
 
 
@@ -292,7 +292,7 @@ def test_rigged_start_misleads_ucb_first_decisions():
     ],
 )
 def test_validation(kwargs, match):
-    args = dict(mdp=jm.examples.paper_mdp(), agent="ucb", horizon=10, replications=2,
+    args = dict(mdp=jm.envs.paper_mdp(), agent="ucb", horizon=10, replications=2,
                 seed=0)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
@@ -301,8 +301,8 @@ def test_validation(kwargs, match):
 
 def test_numpy_reference_gaps_agree_with_planning():
     gain, gap = ref.true_gaps(ref.PAPER_P, ref.PAPER_R, np.ones((3, 2), bool))
-    np.testing.assert_allclose(jm.gaps(jm.examples.paper_mdp()), gap, atol=1e-12)
-    np.testing.assert_allclose(jm.solve_average_reward(jm.examples.paper_mdp())[0], gain)
+    np.testing.assert_allclose(jm.gaps(jm.envs.paper_mdp()), gap, atol=1e-12)
+    np.testing.assert_allclose(jm.solve_average_reward(jm.envs.paper_mdp())[0], gain)
 
 
 # --- The simulator's random draws -----------------------------------------------------------

@@ -65,10 +65,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.psrl import validate_unit_rewards
+from jaxmdp.analysis.lower_bound import bernoulli_joint
 from jaxmdp.indices.kl import kinf
-from jaxmdp.planning import policy_iteration
+from jaxmdp.planning.policy_iteration import policy_iteration
 
 __all__ = ["IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]
 
@@ -137,9 +138,7 @@ def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool):
     if known_rewards:
         divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, level - r_hat)
     else:
-        r = r_hat[:, None]
-        joint = jnp.concatenate([(1 - r) * p_hat, r * p_hat], axis=-1)
-        values = jnp.concatenate([bias, 1 + bias])
+        joint, values = bernoulli_joint(p_hat, r_hat, bias)
         divergence = jax.vmap(kinf, in_axes=(0, None, None))(joint, values, level)
     tried = n > 0
     safe_n = jnp.where(tried, n, 1.0)

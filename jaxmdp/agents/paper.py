@@ -1,7 +1,7 @@
 r"""The paper's four agents: MDP-UCB, MDP-DMED, OLP and MDP-PS.
 
 Cowan, Katehakis & Pirutinsky (2019), section 3. At every round each agent re-estimates
-the MDP and re-solves it with the shared per-step planner (:mod:`jaxmdp.agents.planner`),
+the MDP and re-solves it with the planner in its configuration (:mod:`jaxmdp.planning`),
 which gives ``p_hat``, the good actions and the bias ``v_hat`` of the estimated MDP; the
 agents differ only in how they turn that :class:`~jaxmdp.Estimate` into an action in the
 current state ``x`` at round ``t``:
@@ -26,11 +26,11 @@ tried in ``x`` has an infinite index, so untried actions are played first, lowes
 first. MDP-PS and MDP-DMED have no such rule in the paper and follow it literally: PS
 explores through its Dirichlet(N + 1) draw, and DMED's discrepancy of an untried action is
 ``ln t / K~ - 0`` (in a state never visited all actions tie, ``K~ = 0`` and DMED plays the
-lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` restores the
-untried-first rule for these two (jaxmdp before version 0.2 had it).
+lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` applies the
+untried-first rule to these two as well.
 
 **Unknown rewards** (``known_rewards=False``; the paper's "future work"). The agent
-observes rewards and keeps ``r_hat`` (:func:`jaxmdp.estimators.reward_estimate`):
+observes rewards and keeps ``r_hat`` (:func:`jaxmdp.planning.estimate.reward_estimate`):
 ``(sum r + 1) / (n + 2)`` for rewards in ``[0, 1]`` (Bernoulli and deterministic laws),
 ``sum r / (n + 1)`` for Gaussian rewards of known ``sigma``. It plans with ``r_hat``, and
 each index extends to the joint law of (reward, next state), whose KL divergence is the sum
@@ -61,19 +61,30 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
-import numpy as np
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.planner import PLANNERS, PlannerState, init_planner, observe, plan, played
-from jaxmdp.estimators import Estimate, reward_estimate
-from jaxmdp.indices.kl import kinf, kl_ucb
-from jaxmdp.indices.l1 import l1_ucb
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.rules import (
+    RULES,
+    RewardInfo,
+    dmed_select_action,
+    olp_select_action,
+    ps_select_action,
+    ucb_select_action,
+)
+from jaxmdp.analysis.lower_bound import check_unit_rewards
+from jaxmdp.planning import Planner, exact_planner, incremental_planner
+from jaxmdp.planning.estimate import (
+    EstimateState,
+    init_estimate,
+    observe,
+    played,
+    reward_estimate,
+    solve_estimate,
+)
 
 __all__ = [
     "PaperConfig",
-    "PaperState",
     "RewardInfo",
     "dmed_select_action",
     "olp_select_action",
@@ -93,346 +104,16 @@ class PaperConfig(NamedTuple):
             or learns them from observed rewards.
         force_untried: MDP-PS and MDP-DMED only: play untried admissible actions first
             (not in the paper; off by default). MDP-UCB and OLP always do (convention).
-        planner: ``"incremental"`` (default) or ``"full"`` (see :func:`~.planner.plan`).
+        planner: the :class:`~jaxmdp.planning.Planner` that solves the estimate each
+            round (default :func:`~jaxmdp.planning.incremental_planner`).
         refresh_every: the incremental planner's re-inversion period (``None``: the
             dtype's default).
     """
 
     known_rewards: bool = True
     force_untried: bool = False
-    planner: str = "incremental"
+    planner: Planner = incremental_planner()
     refresh_every: int | None = None
-
-
-class RewardInfo(NamedTuple):
-    """What an agent that learns rewards knows of them (``None`` fields: known rewards).
-
-    Attributes:
-        law: the reward family (static): ``"bernoulli"`` or ``"deterministic"`` (rewards
-            in ``[0, 1]``), or ``"gaussian"``.
-        sigma: the Gaussian standard deviation (static).
-        sums: sums of observed rewards ``[S, A]``.
-    """
-
-    law: str
-    sigma: float
-    sums: jax.Array
-
-
-PaperState = PlannerState
-
-
-def _current(t, x, counts, estimate):
-    """Shared per-step quantities at the current state: rows, rewards, visits, ln t."""
-    bias = estimate.bias
-    p_hat = estimate.mdp.P[x]  # [A, S]
-    rewards = estimate.mdp.R[x]  # [A]: the known rewards, or r_hat
-    admissible = estimate.admissible[x]  # [A]
-    visits = estimate.visits[x]  # [A]
-    log_t = jnp.log(jnp.asarray(t, dtype=bias.dtype))
-    return p_hat, rewards, admissible, visits, log_t
-
-
-def _untried_first(action, admissible, visits):
-    """``action``, unless an admissible action is untried: then the lowest such one."""
-    untried = admissible & (visits == 0)
-    return jnp.where(jnp.any(untried), jnp.argmax(untried), action).astype(jnp.int32)
-
-
-def _argmax_admissible(index, admissible):
-    """argmax of ``index`` over admissible actions; ties to the lowest index."""
-    return jnp.argmax(jnp.where(admissible, index, -jnp.inf)).astype(jnp.int32)
-
-
-def _safe_radius_base(log_t, visits):
-    """``ln t / n`` for tried actions; 0 where ``n == 0`` (those get an infinite index)."""
-    n = visits.astype(log_t.dtype)
-    return jnp.where(visits > 0, log_t / jnp.maximum(n, 1.0), 0.0)
-
-
-def _bernoulli_joint(p_hat, r_hat, bias):
-    """Joint law of (Bernoulli reward, next state), ``[A, 2S]``, and its values ``[2S]``."""
-    r = r_hat[:, None]
-    p_joint = jnp.concatenate([(1 - r) * p_hat, r * p_hat], axis=-1)
-    return p_joint, jnp.concatenate([bias, 1 + bias])
-
-
-def _gaussian_indices():
-    from jaxmdp.indices import gaussian  # local import: only Gaussian learners need it
-
-    return gaussian
-
-
-def ucb_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
-    """MDP-UCB (Burnetas & Katehakis 1997; paper section 3.1, eq. 3).
-
-    ``u_a = r(x, a) + sup{q . v_hat : KL(p_hat[x, a] || q) <= ln t / n[x, a]}``; with
-    learned rewards, the KL ball over the joint law of (reward, next state) (module
-    docstring). Untried admissible actions first (convention).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate` (``estimate.mdp.R`` holds the
-            rewards the agent plans with: known, or ``r_hat``).
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    delta = _safe_radius_base(log_t, visits)
-    bias = estimate.bias
-    if rewards is None:
-        index = r + jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_hat, bias, delta)
-    elif rewards.law == "gaussian":
-        sigma = jnp.asarray(rewards.sigma, bias.dtype)
-        index = jax.vmap(_gaussian_indices().kl_ucb_gaussian, in_axes=(0, None, 0, None, 0))(
-            p_hat, bias, r, sigma, delta)
-    else:
-        p_joint, w = _bernoulli_joint(p_hat, r, bias)
-        index = jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_joint, w, delta)
-    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
-
-
-def olp_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):
-    """Optimistic linear programming (Tewari & Bartlett 2008; paper section 3.3).
-
-    ``u_a = r(x, a) + sup{q . v_hat : ||q - p_hat[x, a]||_1 <= sqrt(2 ln t / n[x, a])}``;
-    with learned rewards see the module docstring. Untried admissible actions first
-    (convention).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    radius = jnp.sqrt(2.0 * _safe_radius_base(log_t, visits))
-    bias = estimate.bias
-    if rewards is not None and rewards.law != "gaussian":
-        p_joint, w = _bernoulli_joint(p_hat, r, bias)
-        index = jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_joint, w, radius)
-    else:
-        index = r + jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_hat, bias, radius)
-        if rewards is not None:  # Gaussian: r_hat + sigma sqrt(2 ln t / n)
-            index = index + jnp.asarray(rewards.sigma, bias.dtype) * radius
-    return _untried_first(_argmax_admissible(index, admissible), admissible, visits)
-
-
-def dmed_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
-                       *, force_untried: bool = False):
-    """MDP-DMED (paper section 3.2), with ``K~`` computed by :func:`jaxmdp.kinf`.
-
-    ``a* = argmax_{a in A(x)} r(x, a) + p_hat[x, a] . v_hat``; for ``a != a*``,
-    ``D(a) = ln t / K~(a) - n[x, a]`` with
-    ``K~(a) = inf{KL(p_hat[x, a] || q) : r(x, a) + q . v_hat >= L(x, a*)}``.
-    Plays ``a*`` when ``max D <= 0``, else ``argmax D``. ``K~ = 0`` (a tie with ``a*``)
-    gives ``D = +inf`` for ``t > 1`` and ``D = 0`` at ``t = 1``; ``K~ = +inf``
-    (unreachable) gives ``D = -n``. An untried action has ``n = 0`` and no other rule
-    (unless ``force_untried``).
-
-    Args:
-        key: unused (the rule is deterministic).
-        t: round, int scalar ``>= 1``.
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo`.
-        force_untried: play untried admissible actions first (not the paper's rule).
-
-    Returns:
-        int32 scalar action.
-    """
-    del key
-    p_hat, r, admissible, visits, log_t = _current(t, x, counts, estimate)
-    bias = estimate.bias
-    values = r + p_hat @ bias  # L(x, a, p_hat, v_hat)
-    best = jnp.argmax(jnp.where(admissible, values, -jnp.inf))
-    if rewards is None:
-        level = values[best] - r  # q . v_hat needed for a to match a*
-        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, level)
-    elif rewards.law == "gaussian":
-        sigma = jnp.asarray(rewards.sigma, bias.dtype)
-        divergence = jax.vmap(_gaussian_indices().kinf_gaussian, in_axes=(0, None, 0, None, None))(
-            p_hat, bias, r, sigma, values[best])
-    else:
-        p_joint, w = _bernoulli_joint(p_hat, r, bias)
-        divergence = jax.vmap(kinf, in_axes=(0, None, None))(p_joint, w, values[best])
-    positive = divergence > 0
-    rate = jnp.where(positive, log_t / jnp.where(positive, divergence, 1.0),
-                     jnp.where(log_t > 0, jnp.inf, 0.0))
-    discrepancy = rate - visits.astype(rate.dtype)
-    actions = jnp.arange(values.shape[0])
-    candidates = admissible & (actions != best)
-    discrepancy = jnp.where(candidates, discrepancy, -jnp.inf)
-    challenger = jnp.argmax(discrepancy)
-    action = jnp.where(discrepancy[challenger] > 0, challenger, best).astype(jnp.int32)
-    return _untried_first(action, admissible, visits) if force_untried else action
-
-
-def _open_uniform(bits, dtype):
-    """Uniform draws in the open interval (0, 1) from unsigned random words."""
-    width = 8 * bits.dtype.itemsize
-    mantissa = min(width, jnp.finfo(dtype).nmant + 1)
-    return ((bits >> (width - mantissa)).astype(dtype) + 0.5) * (0.5 ** mantissa)
-
-
-#: Elements redrawn per round of :func:`_gamma` after its first: this fraction of them
-#: (at least ``GAMMA_MIN_REDRAW``, at most all).
-GAMMA_REDRAW_FRACTION = 8
-GAMMA_MIN_REDRAW = 8
-
-
-def _gamma(key, shape_param):
-    """Exact Gamma(``shape_param``, 1) draws for ``shape_param >= 1`` (Marsaglia & Tsang 2000).
-
-    Rejection sampling with acceptance probability above 0.95 for every shape ``>= 1``
-    (above 0.99 from shape 5 on). The first round proposes one candidate for every
-    element (normals by Box–Muller, the two normals of a pair of uniforms going to two
-    elements; one call to the PRNG for all the random words). Later rounds redraw only the
-    rejected elements: up to ``ceil(n / GAMMA_REDRAW_FRACTION)`` of them (at least
-    ``GAMMA_MIN_REDRAW``) are gathered, proposed for with a fresh key and scattered back,
-    until none is left. Every proposal uses random words no earlier proposal used, so each
-    element's value is the first accepted of its own independent proposals: the draws are
-    exact. Inside ``vmap`` the ``while_loop`` runs until every element of the batch is
-    done; since a round after the first touches about an eighth of the elements, rejections
-    no longer cost whole rounds over the batch. On this CPU this is 2.4-3.3 times faster
-    than proposing two candidates for every element in every round (the previous sampler)
-    for 8 x 1,600 (TSDE on grid-4-room) and 1,000 x 12 (MDP-PS on RiverSwim-6) draws.
-    (``jax.random.gamma`` also handles shapes below 1 and carries a derivative rule; it
-    costs several times as much here.)
-
-    An element whose shape is exactly 1 is drawn as ``-log(u)`` (Gamma(1) = Exp(1)),
-    ``u`` the open uniform its proposal would have used for the acceptance test, and is
-    accepted at once. The Dirichlet(1 + N) draws of MDP-PS and TSDE have many such
-    elements (every next state never observed from a pair), and they were most of the
-    rejections (Marsaglia–Tsang accepts about 95% at shape 1); without them a batch
-    rarely needs a redraw round. On this CPU: MDP-PS 0.59 -> 0.45 us per replication-step
-    on the paper's MDP and 1.19 -> 0.85 on RiverSwim-6, TSDE 0.40 -> 0.33 on RiverSwim-6
-    (1,000 replications, float32).
-
-    Under ``vmap`` the keys must be threefry keys (``jaxmdp.simulate`` makes sure of it):
-    the ``rbg`` implementations draw a batch's bits from one key, so a row's fresh key in
-    a redraw round could repeat its rejected proposal forever.
-
-    Args:
-        key: PRNG key.
-        shape_param: shape parameters ``>= 1``, any array shape, float dtype.
-
-    Returns:
-        Independent Gamma draws, same shape and dtype as ``shape_param``.
-    """
-    dtype = shape_param.dtype
-    word = jnp.uint64 if dtype == jnp.float64 else jnp.uint32
-    d = (shape_param - 1.0 / 3.0).ravel()
-    c = 1.0 / jnp.sqrt(9.0 * d)
-    one = (shape_param == 1.0).ravel()
-    n = d.shape[0]
-    if n == 0:
-        return shape_param
-
-    def propose(key, d, c, one):
-        """One candidate per element of ``d``: (accepted, value); shape 1: Exp(1)."""
-        m = d.shape[0]
-        half = (m + 1) // 2
-        u = _open_uniform(jax.random.bits(key, (2 * half + m,), word), dtype)
-        radius = jnp.sqrt(-2.0 * jnp.log(u[:half]))
-        angle = (2.0 * jnp.pi) * u[half:2 * half]
-        z = jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)])[:m]
-        cube = (1.0 + c * z) ** 3
-        positive = cube > 0
-        log_cube = jnp.log(jnp.where(positive, cube, 1.0))
-        log_u = jnp.log(u[2 * half:])
-        accept = one | (positive & (log_u < 0.5 * z * z + d - d * cube + d * log_cube))
-        return accept, jnp.where(one, -log_u, d * cube)
-
-    accepted, value = propose(jax.random.fold_in(key, 0), d, c, one)
-    size = min(n, max(GAMMA_MIN_REDRAW, -(-n // GAMMA_REDRAW_FRACTION)))
-
-    def again(state):
-        round_, accepted, value = state
-        rows = jnp.nonzero(~accepted, size=size, fill_value=n)[0]  # n: nothing (dropped)
-        safe = jnp.minimum(rows, n - 1)
-        ok, new = propose(jax.random.fold_in(key, round_), d[safe], c[safe], one[safe])
-        return (round_ + 1, accepted.at[rows].set(ok, mode="drop"),
-                value.at[rows].set(new, mode="drop"))
-
-    state = (jnp.int32(1), accepted, value)
-    value = jax.lax.while_loop(lambda state: ~jnp.all(state[1]), again, state)[2]
-    return value.reshape(shape_param.shape)
-
-
-def _beta_shapes(r_hat, visits, sums):
-    """Shapes ``[..., 2]`` of the Beta(1 + sum r, 1 + n - sum r) reward posteriors
-    (sum r <= n up to rounding); the draw is ``G1 / (G1 + G2)`` of two Gamma draws."""
-    n = visits.astype(r_hat.dtype)
-    sums = sums.astype(r_hat.dtype)
-    return jnp.stack([1 + sums, 1 + jnp.maximum(n - sums, 0)], axis=-1)
-
-
-def _gamma_and_beta(key, alpha, beta_shapes):
-    """Gamma(``alpha``) draws ``[..., S]`` (unnormalised Dirichlet rows) and Beta draws
-    ``[...]`` of the shapes ``beta_shapes [..., 2]`` (:func:`_beta_shapes`), from one
-    :func:`_gamma` call: one rejection loop for both."""
-    S = alpha.shape[-1]
-    g = _gamma(key, jnp.concatenate([alpha, beta_shapes], axis=-1))
-    return g[..., :S], g[..., S] / (g[..., S] + g[..., S + 1])
-
-
-def ps_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None,
-                     *, force_untried: bool = False):
-    """MDP-PS, posterior sampling (paper section 3.4) with a uniform Dirichlet prior.
-
-    ``Q^a ~ Dirichlet(N[x, a] + 1)`` independently for each action,
-    ``W_a = r(x, a) + Q^a . v_hat``; plays ``argmax W``. (The paper writes ``Dir(N)``,
-    which is undefined at zero counts; ``N + 1`` is the posterior of its uniform prior.)
-    With learned rewards ``r(x, a)`` is drawn from its posterior too (module docstring).
-
-    Args:
-        key: PRNG key for the draws.
-        t: round (unused).
-        x: current state, int scalar.
-        counts: ``N[x, a, y]``, ``[S, A, S]``.
-        estimate: the planner's :class:`~jaxmdp.Estimate`.
-        rewards: ``None`` for known rewards, else the :class:`RewardInfo` (its ``sums``
-            restricted to the current state are used).
-        force_untried: play untried admissible actions first (not the paper's rule).
-
-    Returns:
-        int32 scalar action.
-    """
-    p_hat, r, admissible, visits, _ = _current(t, x, counts, estimate)
-    alpha = counts[x].astype(p_hat.dtype) + 1.0  # [A, S]
-    if rewards is not None and rewards.law != "gaussian":  # Beta posteriors
-        weights, r = _gamma_and_beta(key, alpha, _beta_shapes(r, visits, rewards.sums[x]))
-    else:
-        weights = _gamma(key, alpha)
-        if rewards is not None:  # Gaussian posteriors
-            noise = jax.random.normal(jax.random.fold_in(key, 1), r.shape, r.dtype)
-            r = r + rewards.sigma * noise / jnp.sqrt(visits.astype(r.dtype) + 1)
-    # Q^a = weights[a] / sum(weights[a]) ~ Dirichlet(alpha[a])
-    index = r + (weights @ estimate.bias) / jnp.sum(weights, axis=-1)
-    action = _argmax_admissible(index, admissible)
-    return _untried_first(action, admissible, visits) if force_untried else action
-
-
-_RULES = {
-    "ucb": ucb_select_action,
-    "dmed": dmed_select_action,
-    "olp": olp_select_action,
-    "ps": ps_select_action,
-}
 
 
 def _check_config(name: str, config: PaperConfig) -> None:
@@ -443,25 +124,27 @@ def _check_config(name: str, config: PaperConfig) -> None:
     if config.force_untried and name not in ("dmed", "ps"):
         raise ValueError(f"force_untried applies to 'dmed' and 'ps' ({name!r} always plays "
                          f"untried actions first), got force_untried=True for {name!r}")
-    if config.planner not in PLANNERS:
-        raise ValueError(f"planner must be one of {list(PLANNERS)}, got {config.planner!r}")
+    if not isinstance(config.planner, Planner):
+        raise ValueError(f"planner must be a jaxmdp.planning.Planner, 'incremental' or "
+                         f"'full', got {config.planner!r}")
     r = config.refresh_every
     if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
         raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
 
 
-def _validate(spec: EnvSpec, config: PaperConfig) -> None:
-    """Learned rewards in ``[0, 1]`` need means in ``[0, 1]`` (the Bernoulli model)."""
+def validate_learned_rewards(spec: EnvSpec, config) -> None:
+    """Learned rewards in ``[0, 1]`` need means in ``[0, 1]`` (the Bernoulli model).
+
+    Raises:
+        ValueError: with ``config.known_rewards`` false and a non-Gaussian reward law, for
+            the first admissible mean reward outside ``[0, 1]``.
+    """
     if config.known_rewards or spec.reward_law == "gaussian":
         return
-    R = np.asarray(spec.rewards, np.float64)
-    bad = ((R < 0) | (R > 1)) & np.asarray(spec.mask, bool)
-    if bad.any():
-        s, a = (int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"known_rewards=False with the {spec.reward_law!r} reward law models rewards in "
-            f"[0, 1], got R[{s}, {a}] = {float(R[s, a])} (use a Gaussian reward law, or "
-            "known_rewards=True)")
+    check_unit_rewards(spec.rewards, spec.mask,
+                       f"known_rewards=False with the {spec.reward_law!r} reward law models "
+                       "rewards in [0, 1]",
+                       " (use a Gaussian reward law, or known_rewards=True)")
 
 
 def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConfig):
@@ -471,24 +154,23 @@ def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConf
     return r_hat, RewardInfo(spec.reward_law, spec.reward_sigma, obs.reward_sums)
 
 
-def _init(key, spec: EnvSpec, config: PaperConfig, counts=None) -> PlannerState:
+def _init(key, spec: EnvSpec, config: PaperConfig) -> EstimateState:
     del key
     dtype = jnp.asarray(spec.rewards).dtype
-    if counts is None:
-        counts = jnp.zeros((spec.num_states, spec.num_actions, spec.num_states), jnp.int32)
+    counts = jnp.zeros((spec.num_states, spec.num_actions, spec.num_states), jnp.int32)
     rewards = jnp.asarray(spec.rewards) if config.known_rewards else jnp.full(
         (spec.num_states, spec.num_actions), 0.5, dtype)
-    return init_planner(counts, rewards, spec.mask, planner=config.planner)
+    return init_estimate(counts, rewards, spec.mask, config.planner)
 
 
 def _make_step(name: str):
-    rule = _RULES[name]
+    rule = RULES[name]
 
-    def step(key, state: PlannerState, obs: Observation, spec: EnvSpec, config: PaperConfig):
+    def step(key, state: EstimateState, obs: Observation, spec: EnvSpec, config: PaperConfig):
         state = observe(state, obs.counts, obs.step, refresh_every=config.refresh_every)
         rewards, info = _planning_rewards(obs, state.visits, spec, config)
-        est, state = plan(state, rewards, spec.mask, obs.step, planner=config.planner,
-                          refresh_every=config.refresh_every)
+        est, state = solve_estimate(state, rewards, spec.mask, obs.step, config.planner,
+                                    refresh_every=config.refresh_every)
         options = {"force_untried": config.force_untried} if name in ("dmed", "ps") else {}
         action = rule(key, obs.t, obs.state, obs.counts, est, info, **options)
         return action, played(state, obs.state, action)
@@ -500,8 +182,13 @@ def _make_step(name: str):
 _STEPS = {name: _make_step(name) for name in PAPER_AGENTS}
 
 
+#: The planners the ``planner`` option accepts by name.
+_NAMED_PLANNERS = {"incremental": incremental_planner(), "full": exact_planner()}
+
+
 def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = False,
-                planner: str = "incremental", refresh_every: int | None = None) -> Agent:
+                planner: Planner | str = "incremental",
+                refresh_every: int | None = None) -> Agent:
     """One of the paper's four agents, configured.
 
     Args:
@@ -510,7 +197,9 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
             default) or learn them (module docstring).
         force_untried: ``"dmed"`` and ``"ps"`` only; untried actions first (not the
             paper's rule; off by default).
-        planner: ``"incremental"`` (default) or ``"full"``.
+        planner: a :class:`~jaxmdp.planning.Planner`, or ``"incremental"`` (default,
+            :func:`~jaxmdp.planning.incremental_planner`) or ``"full"``
+            (:func:`~jaxmdp.planning.exact_planner`).
         refresh_every: the incremental planner's re-inversion period; ``None`` for the
             dtype's default.
 
@@ -520,9 +209,10 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     Raises:
         ValueError: for an option of the wrong type or value.
     """
+    planner = _NAMED_PLANNERS.get(planner, planner) if isinstance(planner, str) else planner
     config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
     _check_config(name, config)
-    return Agent(name, _init, _STEPS[name], config, _validate)
+    return Agent(name, _init, _STEPS[name], config, validate_learned_rewards)
 
 
 for _name in PAPER_AGENTS:

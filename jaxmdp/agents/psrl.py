@@ -71,10 +71,12 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.paper import _beta_shapes, _gamma, _gamma_and_beta, _validate
-from jaxmdp.planning import _default_rtol, _improve, policy_iteration
+from jaxmdp.agents.paper import validate_learned_rewards
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.planning._core import default_rtol, improve
+from jaxmdp.planning.policy_iteration import policy_iteration
+from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
     "BATCHINGS",
@@ -131,8 +133,8 @@ def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
 
     The Gamma draws behind the Dirichlet rows and, with learned rewards, the Beta reward
     means (``G1 / (G1 + G2)``) are one call of the exact sampler
-    :func:`jaxmdp.agents.paper._gamma` (one rejection loop per plan, not two; shared
-    with MDP-PS, :func:`jaxmdp.agents.paper._gamma_and_beta`).
+    :func:`jaxmdp.random.gamma` (one rejection loop per plan, not two; shared
+    with MDP-PS, :func:`jaxmdp.random.gamma_and_beta`).
 
     Args:
         key: PRNG key.
@@ -147,10 +149,10 @@ def sample_mdp(key, counts, reward_sums, rewards, *, known_rewards: bool):
     R = jnp.asarray(rewards)
     alpha = counts.astype(R.dtype) + 1.0
     if known_rewards:
-        g = _gamma(key, alpha)
+        g = gamma(key, alpha)
     else:
-        g, R = _gamma_and_beta(key, alpha,
-                               _beta_shapes(R, jnp.sum(counts, axis=-1), reward_sums))
+        g, R = gamma_and_beta(key, alpha,
+                              beta_shapes(R, jnp.sum(counts, axis=-1), reward_sums))
     return g / jnp.sum(g, axis=-1, keepdims=True), R
 
 
@@ -192,8 +194,8 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
     def start(key, state, counts, reward_sums, visits, t, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        warm = _improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
-                        _default_rtol(P.dtype, P.shape[-1]))
+        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
+                       default_rtol(P.dtype, P.shape[-1]))
         solution = policy_iteration(P, R, mask, warm)
         return TSDEState(policy=solution.policy.astype(jnp.int32), episode_start=t,
                          previous_length=t - state.episode_start, start_visits=visits,
@@ -254,7 +256,7 @@ def validate_unit_rewards(spec: EnvSpec, config) -> None:
     if not config.known_rewards and spec.reward_law == "gaussian":
         raise ValueError("known_rewards=False models rewards in [0, 1], got the 'gaussian' "
                          "reward law (use known_rewards=True)")
-    _validate(spec, config)
+    validate_learned_rewards(spec, config)
 
 
 register_agent("tsde", tsde_agent)

@@ -98,9 +98,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.evi import EVIStatus, evi
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.analysis.lower_bound import check_unit_rewards
+from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
 
 __all__ = [
     "UCRL_AGENTS",
@@ -142,6 +143,11 @@ class UCRLConfig(NamedTuple):
     epsilon_rule: str = "sqrt"
     max_evi_steps: int = 10_000
     cond: str = "chunked"
+
+    @property
+    def planner(self) -> Planner:
+        """The agent's planner: extended value iteration over ``ball``, from zeros."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps)
 
 
 class UCRLState(NamedTuple):
@@ -216,8 +222,9 @@ def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig):
 def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
     p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, t, spec, config)
-    result = evi(p_hat, r_tilde, radius, spec.mask, ball=config.ball, epsilon=epsilon,
-                 max_steps=config.max_evi_steps)
+    planner = config.planner
+    model = ConfidenceSet(p_hat, r_tilde, radius, spec.mask, epsilon)
+    result, _ = planner.update(planner.init(model), ModelChange(model))
     return UCRLState(
         policy=result.policy,
         episode_visits=jnp.sum(counts, axis=-1).astype(jnp.int32),
@@ -226,7 +233,7 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
         episodes=state.episodes + 1,
         evi_steps=state.evi_steps + result.num_steps,
         evi_unconverged=state.evi_unconverged
-        + (result.status != EVIStatus.CONVERGED).astype(jnp.int32),
+        + (result.status != Status.CONVERGED).astype(jnp.int32),
     )
 
 
@@ -290,13 +297,9 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
     if spec.reward_law == "gaussian":
         raise ValueError("known_rewards=False in the UCRL family assumes rewards in [0, 1], "
                          "got the 'gaussian' reward law (use known_rewards=True)")
-    R = np.asarray(spec.rewards, np.float64)
-    bad = ((R < 0) | (R > 1)) & np.asarray(spec.mask, bool)
-    if bad.any():
-        s, a = (int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"known_rewards=False in the UCRL family assumes rewards in [0, 1], got "
-            f"R[{s}, {a}] = {float(R[s, a])} (use known_rewards=True)")
+    check_unit_rewards(spec.rewards, spec.mask,
+                       "known_rewards=False in the UCRL family assumes rewards in [0, 1]",
+                       " (use known_rewards=True)")
 
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,

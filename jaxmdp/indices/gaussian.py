@@ -93,6 +93,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxmdp.indices._common import check_shapes
 from jaxmdp.indices._roots import RootResult, find_root
 from jaxmdp.indices.kl import kinf, kinf_solve, kl_ucb, kl_ucb_solve
 
@@ -179,17 +180,23 @@ def _kl_ucb_split(p: Array, v: Array, sigma: Array, delta: Array) -> RootResult:
     return find_root(residual, t0, -bound, bound, xtol=_xtol(dtype), max_steps=_MAX_STEPS)
 
 
-def _kl_ucb_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, delta: Array) -> Array:
-    dtype = p.dtype
+def _sanitised(p: Array, v: Array, m: Array, sigma: Array, level: Array):
+    """``(|sigma|, finite, is_nan, p_n, v_s)`` for one pair: whether every input is
+    finite, whether one is NaN, and ``p`` normalised and ``v`` with non-finite inputs
+    replaced by harmless values (uniform ``p``, ``v = 0, 1, ...``), without derivatives."""
     size = p.shape[-1]
-    sg = lax.stop_gradient
-    sigma_abs = jnp.abs(sigma)
     finite = (jnp.all(jnp.isfinite(p)) & jnp.all(jnp.isfinite(v)) & jnp.isfinite(m)
-              & jnp.isfinite(sigma) & jnp.isfinite(delta))
+              & jnp.isfinite(sigma) & jnp.isfinite(level))
     is_nan = (jnp.any(jnp.isnan(p)) | jnp.any(jnp.isnan(v)) | jnp.isnan(m) | jnp.isnan(sigma)
-              | jnp.isnan(delta))
-    p_n = sg(_normalise(jnp.where(finite, p, 1.0 / size)))
-    v_s = sg(jnp.where(finite, v, jnp.arange(size, dtype=dtype)))
+              | jnp.isnan(level))
+    p_n = lax.stop_gradient(_normalise(jnp.where(finite, p, 1.0 / size)))
+    v_s = lax.stop_gradient(jnp.where(finite, v, jnp.arange(size, dtype=p.dtype)))
+    return jnp.abs(sigma), finite, is_nan, p_n, v_s
+
+
+def _kl_ucb_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, delta: Array) -> Array:
+    sg = lax.stop_gradient
+    sigma_abs, finite, is_nan, p_n, v_s = _sanitised(p, v, m, sigma, delta)
     mean_w = jnp.sum(p_n * (jnp.max(v_s) - v_s))
     solve = finite & (sigma_abs > 0) & (delta > 0) & (mean_w > 0)
     flat = finite & (sigma_abs > 0) & (delta > 0) & (mean_w <= 0)  # C(d1) = p.v for all d1
@@ -257,16 +264,8 @@ def _kinf_split(p: Array, v: Array, sigma: Array, gap: Array, reach: Array) -> R
 
 
 def _kinf_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, rho: Array) -> Array:
-    dtype = p.dtype
-    size = p.shape[-1]
     sg = lax.stop_gradient
-    sigma_abs = jnp.abs(sigma)
-    finite = (jnp.all(jnp.isfinite(p)) & jnp.all(jnp.isfinite(v)) & jnp.isfinite(m)
-              & jnp.isfinite(sigma) & jnp.isfinite(rho))
-    is_nan = (jnp.any(jnp.isnan(p)) | jnp.any(jnp.isnan(v)) | jnp.isnan(m) | jnp.isnan(sigma)
-              | jnp.isnan(rho))
-    p_n = sg(_normalise(jnp.where(finite, p, 1.0 / size)))
-    v_s = sg(jnp.where(finite, v, jnp.arange(size, dtype=dtype)))
+    sigma_abs, finite, is_nan, p_n, v_s = _sanitised(p, v, m, sigma, rho)
     top = jnp.max(v_s)
     mean = jnp.dot(p_n, v_s)
     reach = jnp.sum(p_n * (top - v_s))  # V - p.v, as kinf computes it
@@ -308,20 +307,7 @@ def _kinf_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, rho: Array) -
 def _prepare(name: str, p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
              level: ArrayLike, level_name: str):
     p, v, m, sigma, level = (jnp.asarray(a) for a in (p, v, m, sigma, level))
-    if p.ndim == 0 or v.ndim == 0:
-        raise ValueError(f"{name}: p and v must have shape [..., S], got p.shape={p.shape}, "
-                         f"v.shape={v.shape}")
-    if p.shape[-1] != v.shape[-1]:
-        raise ValueError(f"{name}: p and v must have the same last dimension S, got "
-                         f"p.shape={p.shape}, v.shape={v.shape}")
-    if p.shape[-1] == 0:
-        raise ValueError(f"{name}: S must be at least 1, got p.shape={p.shape}")
-    try:
-        jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], m.shape, sigma.shape, level.shape)
-    except ValueError:
-        raise ValueError(f"{name}: batch shapes do not broadcast, got p.shape={p.shape}, "
-                         f"v.shape={v.shape}, m.shape={m.shape}, sigma.shape={sigma.shape}, "
-                         f"{level_name}.shape={level.shape}") from None
+    check_shapes(name, p, v, {"m": m.shape, "sigma": sigma.shape, level_name: level.shape})
     dtype = jnp.result_type(p, v, m, sigma, level, float)
     return tuple(a.astype(dtype) for a in (p, v, m, sigma, level))
 

@@ -17,7 +17,7 @@ to one (their Theorem 4). Both reduce to the *same* single unknown. With
 an increasing function from :math:`m(0^+)` to :math:`E_p[w] = V - p \cdot v`. Then
 
 * ``kl_ucb``: :math:`C = V - m(u^*)` where :math:`u^*` solves
-  :math:`h(u) = E_p \log\big(1 + \tfrac{w - m}{u + m}\big) = \delta` (this is DESIGN.md's
+  :math:`h(u) = E_p \log\big(1 + \tfrac{w - m}{u + m}\big) = \delta` (this is
   :math:`h(\eta) = \sum_x p_x \ln(\eta - v_x) + \ln \sum_x p_x / (\eta - v_x)` with
   :math:`\eta = V + u`, written without cancellation); the optimiser is
   :math:`q^*_x = c\, p_x / (u^* + w_x)` with :math:`c = u^* + m(u^*)` (the paper's
@@ -60,6 +60,7 @@ import numpy as np
 from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
+from jaxmdp.indices._common import check_shapes
 from jaxmdp.indices._roots import find_root
 
 Array = jax.Array
@@ -274,19 +275,7 @@ def _zero_tangent(t) -> bool:
 
 
 def _check_shapes(name: str, p: Array, v: Array, level: Array, level_name: str) -> None:
-    if p.ndim == 0 or v.ndim == 0:
-        raise ValueError(f"{name}: p and v must have shape [..., S], got p.shape={p.shape}, "
-                         f"v.shape={v.shape}")
-    if p.shape[-1] != v.shape[-1]:
-        raise ValueError(f"{name}: p and v must have the same last dimension S, got "
-                         f"p.shape={p.shape}, v.shape={v.shape}")
-    if p.shape[-1] == 0:
-        raise ValueError(f"{name}: S must be at least 1, got p.shape={p.shape}")
-    try:
-        jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], jnp.shape(level))
-    except ValueError:
-        raise ValueError(f"{name}: batch shapes do not broadcast, got p.shape={p.shape}, "
-                         f"v.shape={v.shape}, {level_name}.shape={jnp.shape(level)}") from None
+    check_shapes(name, p, v, {level_name: jnp.shape(level)})
 
 
 # ---------------------------------------------------------------------------------------
@@ -367,7 +356,7 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
 
     # Polish: the fast residual above loses relative accuracy in h when v has a large
     # offset (h is a small difference of two first-order terms). One Newton step on the
-    # cancellation-free h of DESIGN.md, h = E log1p((w - m)/(u + m)), restores full
+    # cancellation-free h, h = E log1p((w - m)/(u + m)), restores full
     # accuracy; the moments at the polished point follow by a first-order update
     # (dm/du = Var t / zeta^2), exact to second order in the (already tiny) step.
     u1 = jnp.exp(root.x)
@@ -827,8 +816,7 @@ def _kinf_value(p: Array, v: Array, rho: Array) -> Array:
 
 
 def _kinf_jvp(primals, tangents):
-    p, v, rho = primals
-    dp, dv, drho = tangents
+    (p, v, rho), (dp, dv, drho) = primals, tangents
     value, lam, q, _, _, u, w_rho = _kinf_solve_batched(p, v, rho)
     regular = lam > 0
     bad = jnp.isnan(value)
@@ -952,9 +940,7 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
     Returns:
       A :class:`KLSolution` with batch-shaped fields and ``q`` of shape ``[..., S]``.
     """
-    p, v, delta = _prepare("kl_ucb_solve", p, v, delta, "delta")
-    args = (lax.stop_gradient(a) for a in (p, v, delta))
-    return KLSolution(*_kl_ucb_solve_batched(*args)[:5])
+    return _full_solution("kl_ucb_solve", _kl_ucb_solve_batched, p, v, delta, "delta")
 
 
 @jax.jit
@@ -962,17 +948,18 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     """Like :func:`kinf` but returns the full :class:`KLSolution` (optimiser ``q*``,
     multiplier ``lam``, iteration count). Not differentiable; use :func:`kinf` for that.
 
-    Args:
-      p: shape ``[..., S]``.
-      v: shape ``[..., S]``.
-      rho: broadcastable to the batch shape.
-
-    Returns:
-      A :class:`KLSolution` with batch-shaped fields and ``q`` of shape ``[..., S]``.
+    Arguments and result as for :func:`kl_ucb_solve`, with the level ``rho`` in place of
+    ``delta``.
     """
-    p, v, rho = _prepare("kinf_solve", p, v, rho, "rho")
-    args = (lax.stop_gradient(a) for a in (p, v, rho))
-    return KLSolution(*_kinf_solve_batched(*args)[:5])
+    return _full_solution("kinf_solve", _kinf_solve_batched, p, v, rho, "rho")
+
+
+def _full_solution(name: str, batched, p, v, level, level_name: str) -> KLSolution:
+    """``batched`` (a solver returning the :class:`KLSolution` fields first) on the
+    checked arguments, without derivatives."""
+    p, v, level = _prepare(name, p, v, level, level_name)
+    args = (lax.stop_gradient(a) for a in (p, v, level))
+    return KLSolution(*batched(*args)[:5])
 
 
 def _index_str(index) -> str:

@@ -1,4 +1,4 @@
-r"""Average-reward planning: gain, bias, optimal policy, gaps and the regret lower bound.
+r"""The exact average-reward solver: gain, bias and an optimal policy by policy iteration.
 
 Solves the optimality equations of Cowan, Katehakis & Pirutinsky (2019), eq. (1),
 
@@ -7,9 +7,8 @@ Solves the optimality equations of Cowan, Katehakis & Pirutinsky (2019), eq. (1)
     \phi + v_x = \max_{a \in A(x)} \Big( r_{x,a} + \sum_y p^a_{x,y} v_y \Big),
     \qquad v_0 = 0,
 
-by policy iteration inside ``lax.while_loop``, and derives the quantities of section 2.2:
-the gaps :math:`\Delta(x, a)` and the Burnetas–Katehakis (1997) regret lower-bound
-constant :math:`\sum_{x} \sum_{a \notin O(x)} \Delta(x, a) / \mathbf{K}_{x,a}`.
+by policy iteration inside ``lax.while_loop``. The gaps and the regret lower bound derived
+from the solution are in :mod:`jaxmdp.analysis.lower_bound`.
 
 Everything is written for one MDP and batches with ``vmap``. Gain and bias are
 differentiable in ``P`` and ``R`` at the (fixed) optimal policy by implicit
@@ -31,23 +30,17 @@ Supported MDP classes:
   :func:`jaxmdp.simulate`, which calls them) need a constant optimal gain; called
   eagerly on any other MDP they raise ``ValueError`` naming the states and their
   optimal gains. Under ``jit``/``vmap``/``grad`` they cannot raise and return the
-  values of :class:`PlanningStatus` ``MULTICHAIN`` (the gain from state 0).
+  values of :class:`~jaxmdp.planning.Status` ``MULTICHAIN`` (the gain from state 0).
 * Derivatives of gain and bias are exact when the returned optimal policy is unichain
   (always when every policy is, e.g. all entries of ``P`` positive). When it has
   several recurrent classes of equal gain (tied optima), gain and bias are not
   differentiable (the optimal gain is a maximum over the tied classes) and their
   derivatives are 0, never NaN; the same holds for ``MULTICHAIN``.
-* The lower bound follows Burnetas & Katehakis (1997), whose theorem assumes every
-  policy irreducible; for communicating MDPs with zero transitions it is the same
-  formula, with :math:`\mathbf{K}` the infimum over all laws ``q`` on the states,
-  including states where ``P[x, a]`` is 0 (``KL(p || q)`` stays finite there). When
-  the optimal policy is not unique up to its recurrent class (tied optima) the bias,
-  hence the gaps and ``K``, depend on which solution of eq. (1) is returned.
 """
 
 from __future__ import annotations
 
-import enum
+import functools
 import math
 from typing import NamedTuple
 
@@ -57,92 +50,35 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxmdp.indices.kl import kinf
 from jaxmdp.mdp import MDP
+from jaxmdp.planning._core import (
+    DEFAULT_MAX_STEPS,
+    HIGHEST,
+    RUNNING,
+    ModelChange,
+    Planner,
+    Solution,
+    Status,
+    default_rtol,
+    effective_mask,
+    evaluate,
+    improve,
+    initial_policy,
+    keep_or_lowest,
+    policy_rows,
+    q_values,
+    tolerance,
+)
 
 __all__ = [
-    "PlanningSolution",
-    "PlanningStatus",
-    "RegretLowerBound",
-    "gaps",
+    "DEFAULT_MAX_STEPS",
+    "check_constant_gain",
+    "check_mdp",
+    "exact_planner",
     "policy_iteration",
-    "regret_lower_bound",
+    "policy_iteration_with_gains",
     "solve_average_reward",
 ]
-
-DEFAULT_MAX_STEPS = 1000
-
-_HIGHEST = jax.lax.Precision.HIGHEST
-
-
-class PlanningStatus(enum.IntEnum):
-    """Outcome of :func:`policy_iteration` (stored as an int32 array in ``status``).
-
-    Attributes:
-        CONVERGED: the policy is greedy with respect to its own bias (within the
-            tolerance): ``(gain, bias)`` solve the optimality equations, so the policy is
-            average-reward optimal from every initial state.
-        MAX_STEPS: ``max_steps`` evaluations ran without convergence; the returned
-            ``(gain, bias, policy)`` are the last evaluated policy and its exact values.
-        SINGULAR: an evaluation produced non-finite values (e.g. ``P`` or ``R`` not
-            finite); iteration stopped there and ``gain`` and ``bias`` are set to 0.
-            (Before multichain policy iteration was added, :func:`policy_iteration`
-            returned it for every policy with several recurrent classes;
-            :func:`jaxmdp.incremental.incremental_policy_iteration`, which is
-            unichain-only, still does.)
-        MULTICHAIN: the optimal gain depends on the initial state (the MDP is
-            multichain and not weakly communicating). ``policy`` is optimal from every
-            initial state; ``gain`` is the optimal gain from state 0 and ``bias`` the
-            bias of ``policy`` shifted so that ``bias[0] == 0``. The eager
-            :func:`solve_average_reward`, :func:`gaps` and :func:`regret_lower_bound`
-            raise ``ValueError`` instead.
-    """
-
-    CONVERGED = 0
-    MAX_STEPS = 1
-    SINGULAR = 2
-    MULTICHAIN = 3
-
-
-_RUNNING = -1
-
-
-class PlanningSolution(NamedTuple):
-    """Result of :func:`policy_iteration`.
-
-    Attributes:
-        gain: optimal average reward :math:`\\phi`, shape ``[]`` (from state 0 when
-            ``status`` is ``MULTICHAIN``).
-        bias: relative values :math:`v`, shape ``[S]``, with ``bias[0] == 0``.
-        policy: an optimal deterministic policy, int32, shape ``[S]``.
-        num_steps: number of policy evaluations performed (each followed by one
-            improvement check), int32, shape ``[]``; 1 for a warm start that is already
-            optimal.
-        status: a :class:`PlanningStatus` value, int32, shape ``[]``.
-    """
-
-    gain: jax.Array
-    bias: jax.Array
-    policy: jax.Array
-    num_steps: jax.Array
-    status: jax.Array
-
-
-class RegretLowerBound(NamedTuple):
-    """Result of :func:`regret_lower_bound`.
-
-    Attributes:
-        constant: :math:`\\sum_{x, a \\notin O(x)} \\Delta(x, a) / \\mathbf{K}_{x,a}`,
-            shape ``[]``; the regret of any uniformly fast policy grows at least like
-            ``constant * ln T``.
-        K: :math:`\\mathbf{K}_{x,a}` for every pair, shape ``[S, A]``: ``kinf`` on
-            suboptimal pairs, 0 on optimal pairs, ``+inf`` on inadmissible pairs.
-        gaps: :math:`\\Delta(x, a)`, shape ``[S, A]``, as returned by :func:`gaps`.
-    """
-
-    constant: jax.Array
-    K: jax.Array
-    gaps: jax.Array
 
 
 class _Carry(NamedTuple):
@@ -155,94 +91,6 @@ class _Carry(NamedTuple):
     ok: jax.Array
     step: jax.Array
     status: jax.Array
-
-
-def _default_rtol(dtype, num_states: int) -> float:
-    return 32.0 * math.sqrt(num_states) * float(jnp.finfo(dtype).eps)
-
-
-def _effective_mask(mdp_mask: jax.Array, mask: jax.Array | None) -> jax.Array:
-    if mask is None:
-        return mdp_mask
-    mask = jnp.asarray(mask)
-    restricted = jnp.logical_and(mdp_mask, mask.astype(bool))
-    empty = ~jnp.any(restricted, axis=-1, keepdims=True)
-    return jnp.where(empty, mdp_mask, restricted)
-
-
-def _greedy_reward_policy(R: jax.Array, mask: jax.Array) -> jax.Array:
-    return jnp.argmax(jnp.where(mask, R, -jnp.inf), axis=-1).astype(jnp.int32)
-
-
-def _initial_policy(R: jax.Array, mask: jax.Array, init_policy) -> jax.Array:
-    greedy = _greedy_reward_policy(R, mask)
-    if init_policy is None:
-        return greedy
-    init_policy = jnp.asarray(init_policy)
-    num_actions = R.shape[-1]
-    clipped = jnp.clip(init_policy, 0, num_actions - 1).astype(jnp.int32)
-    admissible = jnp.take_along_axis(mask, clipped[:, None], axis=1)[:, 0]
-    valid = (init_policy >= 0) & (init_policy < num_actions) & admissible
-    return jnp.where(valid, clipped, greedy)
-
-
-def _policy_rows(P: jax.Array, R: jax.Array, policy: jax.Array):
-    P_pi = jnp.take_along_axis(P, policy[:, None, None], axis=1)[:, 0, :]
-    r_pi = jnp.take_along_axis(R, policy[:, None], axis=1)[:, 0]
-    return P_pi, r_pi
-
-
-def _evaluate(P: jax.Array, R: jax.Array, policy: jax.Array):
-    """Gain and bias of a fixed policy from one LU solve of the evaluation system.
-
-    The unichain evaluation equations ``gain + bias = r_pi + P_pi bias`` with
-    ``bias[0] = 0`` are the S x S system ``M x = r_pi`` where ``M = I - P_pi`` with its
-    column 0 (the coefficient of ``bias[0] = 0``) replaced by ones (the coefficient of
-    ``gain``), and ``x = (gain, bias[1], ..., bias[S-1])``.
-    """
-    num_states = P.shape[-1]
-    P_pi, r_pi = _policy_rows(P, R, policy)
-    M = jnp.eye(num_states, dtype=P.dtype) - P_pi
-    M = M.at[:, 0].set(1)
-    lu, piv = jsl.lu_factor(M)
-    pivots = jnp.abs(jnp.diagonal(lu))
-    threshold = num_states * jnp.finfo(P.dtype).eps * jnp.max(pivots)
-    x = jsl.lu_solve((lu, piv), r_pi)
-    # `not (min > threshold)` is also True when the pivots are NaN.
-    ok = (jnp.min(pivots) > threshold) & jnp.all(jnp.isfinite(x))
-    x = jnp.where(ok, x, 0)
-    gain = x[0]
-    bias = x.at[0].set(0)
-    return gain, bias, lu, piv, ok
-
-
-def _q_values(P: jax.Array, R: jax.Array, bias: jax.Array) -> jax.Array:
-    return R + jnp.einsum("xay,y->xa", P, bias, precision=_HIGHEST)
-
-
-def _tolerance(R: jax.Array, mask: jax.Array, bias: jax.Array, rtol: float) -> jax.Array:
-    reward_scale = jnp.max(jnp.where(mask, jnp.abs(R), 0))
-    return rtol * (1 + reward_scale + jnp.max(bias) - jnp.min(bias))
-
-
-def _keep_or_lowest(values: jax.Array, tol: jax.Array, policy: jax.Array):
-    """Per state: the current action if within ``tol`` of the best, else the lowest such.
-
-    ``values`` is ``[S, A]`` with ``-inf`` on excluded actions. Returns the new policy
-    and the ``[S, A]`` set of actions within ``tol`` of the best.
-    """
-    best = jnp.max(values, axis=-1, keepdims=True)
-    near_best = values >= best - tol
-    keep = jnp.take_along_axis(near_best, policy[:, None], axis=1)[:, 0]
-    lowest = jnp.argmax(near_best, axis=-1).astype(jnp.int32)
-    return jnp.where(keep, policy, lowest), near_best
-
-
-def _improve(P, R, mask, bias, policy, rtol):
-    """Greedy step that keeps the current action when it is within `tol` of the best."""
-    q = jnp.where(mask, _q_values(P, R, bias), -jnp.inf)
-    return _keep_or_lowest(q, _tolerance(R, mask, bias, rtol), policy)[0]
-
 
 def _evaluate_multichain(P: jax.Array, R: jax.Array, policy: jax.Array):
     """Gain vector and bias of any policy, unichain or not (Puterman 1994, section 8.2).
@@ -259,21 +107,21 @@ def _evaluate_multichain(P: jax.Array, R: jax.Array, policy: jax.Array):
     ``k`` (numerically) zero singular values span ``null(A)`` (``V0``; one dimension per
     recurrent class), the left ones span ``null(A^T)`` (``U0``, the stationary laws), and
     ``P* = V0 (U0^T V0)^{-1} U0^T``. A singular value is zero when at most
-    ``S * eps * sigma_max`` (the pivot threshold of :func:`_evaluate`), and the smallest
+    ``S * eps * sigma_max`` (the pivot threshold of :func:`evaluate`), and the smallest
     one always is (``A 1 = 0``). All shapes are static: the ``S - k`` other directions
     enter ``U0^T V0`` as an identity block.
     """
     num_states = P.shape[-1]
-    P_pi, r_pi = _policy_rows(P, R, policy)
+    P_pi, r_pi = policy_rows(P, R, policy)
     A = jnp.eye(num_states, dtype=P.dtype) - P_pi
     U, sigma, Vt = jnp.linalg.svd(A)
     threshold = num_states * jnp.finfo(P.dtype).eps * sigma[0]
     null = (sigma <= threshold).at[-1].set(True)
     U0 = jnp.where(null[None, :], U, 0)
     V0 = jnp.where(null[:, None], Vt, 0).T
-    coupling = jnp.matmul(U0.T, V0, precision=_HIGHEST) + jnp.diag(~null).astype(P.dtype)
-    limit = jnp.matmul(V0, jnp.linalg.solve(coupling, U0.T), precision=_HIGHEST)
-    gains = jnp.matmul(limit, r_pi, precision=_HIGHEST)
+    coupling = jnp.matmul(U0.T, V0, precision=HIGHEST) + jnp.diag(~null).astype(P.dtype)
+    limit = jnp.matmul(V0, jnp.linalg.solve(coupling, U0.T), precision=HIGHEST)
+    gains = jnp.matmul(limit, r_pi, precision=HIGHEST)
     bias = jnp.linalg.solve(A + limit, r_pi - gains)
     return gains, bias
 
@@ -286,11 +134,11 @@ def _improve_multichain(P, R, mask, gains, bias, policy, rtol):
     Otherwise improve on ``r + P h`` among the actions within ``tol`` of that maximum.
     """
     first_values = jnp.where(
-        mask, jnp.einsum("xay,y->xa", P, gains, precision=_HIGHEST), -jnp.inf
+        mask, jnp.einsum("xay,y->xa", P, gains, precision=HIGHEST), -jnp.inf
     )
-    first, near_best = _keep_or_lowest(first_values, _tolerance(R, mask, gains, rtol), policy)
-    second_values = jnp.where(mask & near_best, _q_values(P, R, bias), -jnp.inf)
-    second, _ = _keep_or_lowest(second_values, _tolerance(R, mask, bias, rtol), policy)
+    first, near_best = keep_or_lowest(first_values, tolerance(R, mask, gains, rtol), policy)
+    second_values = jnp.where(mask & near_best, q_values(P, R, bias), -jnp.inf)
+    second, _ = keep_or_lowest(second_values, tolerance(R, mask, bias, rtol), policy)
     return jnp.where(jnp.any(first != policy), first, second)
 
 
@@ -314,8 +162,8 @@ def _with_evaluation_derivatives_jvp(primals, tangents):
     # tangent is linear in (dP, dR), so reverse mode follows by transposition.
     P, R, policy, gain, bias, lu, piv, ok = primals
     dP, dR = tangents[0], tangents[1]
-    dP_pi, dr_pi = _policy_rows(dP, dR, policy)
-    rhs = dr_pi + jnp.matmul(dP_pi, bias, precision=_HIGHEST)
+    dP_pi, dr_pi = policy_rows(dP, dR, policy)
+    rhs = dr_pi + jnp.matmul(dP_pi, bias, precision=HIGHEST)
     # A singular system has no derivative: use identity factors so that neither the
     # tangent nor its transpose produces NaN, then return zero.
     eye = jnp.eye(lu.shape[-1], dtype=lu.dtype)
@@ -332,15 +180,15 @@ def _iterate(P, R, mask, init_policy, max_steps, rtol):
     R_const = jax.lax.stop_gradient(R)
 
     def cond_fun(carry: _Carry) -> jax.Array:
-        return (carry.status == _RUNNING) & (carry.step < max_steps)
+        return (carry.status == RUNNING) & (carry.step < max_steps)
 
     def body_fun(carry: _Carry) -> _Carry:
         policy = carry.candidate
-        gain, bias, lu, piv, ok = _evaluate(P_const, R_const, policy)
-        candidate = _improve(P_const, R_const, mask, bias, policy, rtol)
+        gain, bias, lu, piv, ok = evaluate(P_const, R_const, policy)
+        candidate = improve(P_const, R_const, mask, bias, policy, rtol)
         stable = jnp.all(candidate == policy)
         status = jnp.where(
-            ok, jnp.where(stable, PlanningStatus.CONVERGED, _RUNNING), PlanningStatus.SINGULAR
+            ok, jnp.where(stable, Status.CONVERGED, RUNNING), Status.SINGULAR
         )
         return _Carry(
             policy, candidate, gain, bias, lu, piv, ok, carry.step + 1, status.astype(jnp.int32)
@@ -355,15 +203,15 @@ def _iterate(P, R, mask, init_policy, max_steps, rtol):
         piv=jnp.arange(num_states, dtype=jnp.int32),
         ok=jnp.array(False),
         step=jnp.array(0, jnp.int32),
-        status=jnp.array(_RUNNING, jnp.int32),
+        status=jnp.array(RUNNING, jnp.int32),
     )
     final = jax.lax.while_loop(cond_fun, body_fun, init)
     final, gains = _iterate_multichain(P_const, R_const, mask, final, max_steps, rtol)
-    status = jnp.where(final.status == _RUNNING, PlanningStatus.MAX_STEPS, final.status)
+    status = jnp.where(final.status == RUNNING, Status.MAX_STEPS, final.status)
     gain, bias = _with_evaluation_derivatives(
         P, R, final.policy, final.gain, final.bias, final.lu, final.piv, final.ok
     )
-    sol = PlanningSolution(gain, bias, final.policy, final.step, status.astype(jnp.int32))
+    sol = Solution(gain, bias, final.policy, final.step, status.astype(jnp.int32))
     return sol, gains
 
 
@@ -384,14 +232,14 @@ def _iterate_multichain(P, R, mask, unichain: _Carry, max_steps, rtol):
     (span at most :func:`_gain_tolerance`), else ``MULTICHAIN``.
     """
     num_states = P.shape[-1]
-    singular = unichain.status == PlanningStatus.SINGULAR
+    singular = unichain.status == Status.SINGULAR
 
     def cond_fun(carry: _MultichainCarry) -> jax.Array:
-        return (carry.last.status == _RUNNING) & (carry.last.step < max_steps)
+        return (carry.last.status == RUNNING) & (carry.last.step < max_steps)
 
     def body_fun(carry: _MultichainCarry) -> _MultichainCarry:
         policy = carry.last.candidate
-        gain, bias, lu, piv, ok = _evaluate(P, R, policy)
+        gain, bias, lu, piv, ok = evaluate(P, R, policy)
         gains, bias = jax.lax.cond(
             ok,
             lambda: (jnp.broadcast_to(gain, (num_states,)), bias),
@@ -403,8 +251,8 @@ def _iterate_multichain(P, R, mask, unichain: _Carry, max_steps, rtol):
         candidate = _improve_multichain(P, R, mask, gains, bias, policy, rtol)
         stable = jnp.all(candidate == policy)
         constant = jnp.max(gains) - jnp.min(gains) <= _gain_tolerance(R, mask, rtol)
-        done = jnp.where(constant, PlanningStatus.CONVERGED, PlanningStatus.MULTICHAIN)
-        status = jnp.where(finite, jnp.where(stable, done, _RUNNING), PlanningStatus.SINGULAR)
+        done = jnp.where(constant, Status.CONVERGED, Status.MULTICHAIN)
+        status = jnp.where(finite, jnp.where(stable, done, RUNNING), Status.SINGULAR)
         last = _Carry(policy, candidate, gains[0], bias, lu, piv, ok, carry.last.step + 1,
                       status.astype(jnp.int32))
         return _MultichainCarry(last, gains)
@@ -413,7 +261,7 @@ def _iterate_multichain(P, R, mask, unichain: _Carry, max_steps, rtol):
         unichain._replace(
             candidate=jnp.where(singular, unichain.policy, unichain.candidate),
             step=jnp.where(singular, unichain.step - 1, unichain.step),
-            status=jnp.where(singular, _RUNNING, unichain.status).astype(jnp.int32),
+            status=jnp.where(singular, RUNNING, unichain.status).astype(jnp.int32),
         ),
         jnp.broadcast_to(unichain.gain, (num_states,)),
     )
@@ -426,10 +274,13 @@ def _float_dtype(P, R):
     return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.result_type(float)
 
 
-def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol):
-    """Normalises optional arguments to arrays, so that one program serves all calls.
+def policy_iteration_with_gains(P, R, base_mask, mask, init_policy, max_steps, rtol):
+    """Policy iteration and the gain vector, with optional arguments as arrays.
 
-    Returns ``(PlanningSolution, gains)`` with ``gains`` the gain vector of the returned
+    One compiled program serves all calls of a shape and dtype (``max_steps`` and ``rtol``
+    are traced). ``base_mask`` is the MDP's mask, ``mask`` an optional restriction of it.
+
+    Returns ``(Solution, gains)`` with ``gains`` the gain vector of the returned
     policy, shape ``[S]`` (the optimal gain from each state when converged).
     """
     dtype = _float_dtype(P, R)
@@ -440,7 +291,7 @@ def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol):
         mask = base_mask
     if init_policy is None:
         init_policy = np.full(num_states, -1, np.int32)  # out of range: the default start
-    rtol = _default_rtol(dtype, num_states) if rtol is None else rtol
+    rtol = default_rtol(dtype, num_states) if rtol is None else rtol
     return _policy_iteration_jit(
         jnp.asarray(P, dtype),
         jnp.asarray(R, dtype),
@@ -455,9 +306,9 @@ def _policy_iteration(P, R, base_mask, mask, init_policy, max_steps, rtol):
 @jax.jit
 def _policy_iteration_jit(P, R, base_mask, mask, init_policy, max_steps, rtol):
     # One compiled program per shape and dtype: max_steps and rtol are traced values.
-    # Returns (PlanningSolution, gain vector [S]); the public function drops the latter.
-    mask = _effective_mask(base_mask, mask)
-    init = _initial_policy(R, mask, init_policy)
+    # Returns (Solution, gain vector [S]); the public function drops the latter.
+    mask = effective_mask(base_mask, mask)
+    init = initial_policy(R, mask, init_policy)
     return _iterate(P, R, mask, init, max_steps, rtol)
 
 
@@ -490,7 +341,7 @@ def policy_iteration(
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
     rtol: float | None = None,
-) -> PlanningSolution:
+) -> Solution:
     r"""Average-reward policy iteration with a step counter and a status flag.
 
     Repeats (Puterman 1994, section 8.6): evaluate the current policy :math:`\pi` by
@@ -555,17 +406,17 @@ def policy_iteration(
         rtol: relative tie tolerance; default ``32 * sqrt(S) * eps`` of the dtype.
 
     Returns:
-        A :class:`PlanningSolution` ``(gain, bias, policy, num_steps, status)``.
+        A :class:`Solution` ``(gain, bias, policy, num_steps, status)``.
 
     Example:
         >>> import jaxmdp as jm
-        >>> mdp = jm.examples.paper_mdp()
+        >>> mdp = jm.envs.make("paper-mdp")
         >>> sol = jm.policy_iteration(mdp.P, mdp.R, mdp.mask)
-        >>> sol.policy.tolist(), int(sol.status) == jm.PlanningStatus.CONVERGED
+        >>> sol.policy.tolist(), int(sol.status) == jm.Status.CONVERGED
         ([0, 1, 0], True)
     """
     _check_arguments(P, R, mask, init_policy, max_steps, rtol)
-    return _policy_iteration(P, R, None, mask, init_policy, max_steps, rtol)[0]
+    return policy_iteration_with_gains(P, R, None, mask, init_policy, max_steps, rtol)[0]
 
 
 def solve_average_reward(
@@ -607,44 +458,46 @@ def solve_average_reward(
     Example:
         >>> import jax
         >>> import jaxmdp as jm
-        >>> gain, bias, policy = jm.solve_average_reward(jm.examples.paper_mdp())
+        >>> gain, bias, policy = jm.solve_average_reward(jm.envs.make("paper-mdp"))
         >>> policy.tolist()
         [0, 1, 0]
         >>> dgain_dR = jax.grad(lambda R: jm.solve_average_reward(
-        ...     jm.MDP.unchecked(jm.examples.paper_mdp().P, R))[0])(
-        ...     jm.examples.paper_mdp().R)
+        ...     jm.MDP.unchecked(jm.envs.make("paper-mdp").P, R))[0])(
+        ...     jm.envs.make("paper-mdp").R)
     """
     sol = _solve(mdp, mask, init_policy, max_steps=max_steps, rtol=rtol)
     return sol.gain, sol.bias, sol.policy
 
 
-def _check_mdp(mdp: MDP, mask, init_policy, max_steps: int, rtol) -> None:
+def check_mdp(mdp: MDP, mask, init_policy, max_steps: int, rtol) -> None:
+    """Raises ``ValueError`` for a non-MDP or arguments :func:`policy_iteration` rejects."""
     if not isinstance(mdp, MDP):
         raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
     _check_arguments(mdp.P, mdp.R, mask, init_policy, max_steps, rtol)
 
 
-def _solve(mdp: MDP, mask, init_policy, *, max_steps: int, rtol) -> PlanningSolution:
-    _check_mdp(mdp, mask, init_policy, max_steps, rtol)
-    sol, gains = _policy_iteration(mdp.P, mdp.R, mdp.mask, mask, init_policy, max_steps, rtol)
-    _check_constant_gain(mdp, sol, gains, rtol, masked=mask is not None)
+def _solve(mdp: MDP, mask, init_policy, *, max_steps: int, rtol) -> Solution:
+    check_mdp(mdp, mask, init_policy, max_steps, rtol)
+    sol, gains = policy_iteration_with_gains(mdp.P, mdp.R, mdp.mask, mask, init_policy,
+                                             max_steps, rtol)
+    check_constant_gain(mdp, sol, gains, rtol, masked=mask is not None)
     return sol
 
 
-def _check_constant_gain(mdp: MDP, sol: PlanningSolution, gains, rtol, *, masked: bool):
+def check_constant_gain(mdp: MDP, sol: Solution, gains, rtol, *, masked: bool):
     """Raises ``ValueError`` if the solution's status is ``MULTICHAIN`` (eager calls only).
 
     Under ``jit``, ``vmap`` or ``grad`` the status is not a concrete value; the traced
-    result (the gain from state 0, see :class:`PlanningStatus`) is returned unchecked.
+    result (the gain from state 0, see :class:`Status`) is returned unchecked.
     """
     if isinstance(sol.status, jax.core.Tracer) or isinstance(gains, jax.core.Tracer):
         return
-    if int(sol.status) != PlanningStatus.MULTICHAIN:
+    if int(sol.status) != Status.MULTICHAIN:
         return
     gains = np.asarray(gains, np.float64)
     R = np.asarray(mdp.R, np.float64)
     if rtol is None:
-        rtol = _default_rtol(sol.bias.dtype, mdp.num_states)
+        rtol = default_rtol(sol.bias.dtype, mdp.num_states)
     scale = float(np.max(np.where(np.asarray(mdp.mask, bool), np.abs(R), 0)))
     tol = math.sqrt(rtol) * (1 + scale)
     # Group the states by optimal gain (values within tol of a group's first value).
@@ -673,153 +526,38 @@ def _check_constant_gain(mdp: MDP, sol: PlanningSolution, gains, rtol, *, masked
     )
 
 
-def gaps(mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None) -> jax.Array:
-    r"""Gaps :math:`\Delta(x, a) = \phi + v_x - r_{x,a} - \sum_y p^a_{x,y} v_y` (section 2.2).
+@functools.cache
+def exact_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None) -> Planner:
+    """The exact planner: :func:`solve_average_reward` behind
+    :class:`~jaxmdp.planning.Planner`, an LU re-solve (``O(S^3)``) at every update.
 
-    The expected loss of taking ``a`` once in ``x`` (the paper's
-    :math:`\Delta(x, a, A, P)`), from the optimal gain and bias of
-    :func:`solve_average_reward`. Values within the tie tolerance of 0 (including
-    every optimal action) are exactly 0; inadmissible pairs are ``+inf``. For MDPs with a
-    constant optimal gain (unichain, communicating, weakly communicating); see
-    :func:`solve_average_reward` for the multichain error.
+    Its state is the warm start, the last solution's policy (int32 ``[S]``; at first each
+    state's lowest admissible action). ``update`` solves ``change.model`` from it; the
+    other fields of the change are not needed.
 
     Args:
-        mdp: the :class:`~jaxmdp.MDP`, ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
-        max_steps: maximum number of policy evaluations, a positive Python int.
-        rtol: relative tie tolerance; default ``32 * sqrt(S) * eps``.
+        max_steps: maximum number of policy evaluations per update, a positive int.
+        rtol: relative tie tolerance; default ``32 * sqrt(S) * eps`` of the dtype.
 
     Returns:
-        ``Delta``, shape ``[S, A]``; 0 on optimal actions, positive on suboptimal ones,
-        ``+inf`` on inadmissible ones. Differentiable in ``P`` and ``R`` (at the fixed
-        optimal policy) where positive and finite.
-
-    Raises:
-        ValueError: as :func:`solve_average_reward` (invalid arguments; eagerly, an
-            optimal gain that depends on the initial state).
+        A :class:`~jaxmdp.planning.Planner`; calls with equal arguments return the same
+        object.
 
     Example:
         >>> import jaxmdp as jm
-        >>> jm.gaps(jm.examples.paper_mdp()).shape
-        (3, 2)
+        >>> from jaxmdp import planning
+        >>> planner = planning.exact_planner()
+        >>> mdp = jm.envs.make("paper-mdp")
+        >>> sol, state = planner.update(planner.init(mdp), planning.ModelChange(mdp))
+        >>> sol.policy.tolist()
+        [0, 1, 0]
     """
-    return _solve_with_gaps(mdp, max_steps, rtol)[1]
 
+    def init(model: MDP):
+        return jnp.argmax(jnp.asarray(model.mask, bool), axis=1).astype(jnp.int32)
 
-def _solve_with_gaps(mdp: MDP, max_steps: int, rtol) -> tuple[PlanningSolution, jax.Array]:
-    _check_mdp(mdp, None, None, max_steps, rtol)
-    sol, gains = _policy_iteration(mdp.P, mdp.R, mdp.mask, None, None, max_steps, rtol)
-    _check_constant_gain(mdp, sol, gains, rtol, masked=False)
-    rtol = _default_rtol(sol.bias.dtype, mdp.num_states) if rtol is None else rtol
-    return sol, _gaps_from_solution(mdp, sol, jnp.asarray(rtol, sol.bias.dtype))
+    def update(state, change: ModelChange):
+        solution = _solve(change.model, None, state, max_steps=max_steps, rtol=rtol)
+        return solution, solution.policy.astype(jnp.int32)
 
-
-@jax.jit
-def _gaps_from_solution(mdp: MDP, sol: PlanningSolution, rtol: jax.Array) -> jax.Array:
-    P = jnp.asarray(mdp.P, sol.bias.dtype)
-    R = jnp.asarray(mdp.R, sol.bias.dtype)
-    q = _q_values(P, R, sol.bias)
-    delta = sol.gain + sol.bias[:, None] - q
-    delta = jnp.where(delta <= _tolerance(R, mdp.mask, sol.bias, rtol), 0, delta)
-    return jnp.where(mdp.mask, delta, jnp.inf)
-
-
-def regret_lower_bound(
-    mdp: MDP, *, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None,
-    known_rewards: bool = True,
-) -> RegretLowerBound:
-    r"""Burnetas–Katehakis (1997) regret lower-bound constant (paper, section 2.2).
-
-    .. math::
-
-        \liminf_T \frac{R_\pi(T)}{\ln T} \ge
-        \sum_x \sum_{a \notin O(x)} \frac{\Delta(x, a)}{\mathbf{K}_{x,a}}, \qquad
-        \mathbf{K}_{x,a} = \mathrm{kinf}\big(p^a_x, v, \phi + v_x - r_{x,a}\big),
-
-    the smallest KL divergence from :math:`p^a_x` to a law under which ``a`` would
-    match the optimal value in ``x`` (with ``v`` and :math:`\phi` the optimal bias and
-    gain). Pairs with :math:`\mathbf{K} = +\infty` (no such law: the level is at least
-    :math:`\max v`) contribute 0; a suboptimal pair with :math:`\mathbf{K} = 0` (possible
-    only through rounding for a vanishing gap) contributes ``+inf``. ``P[x, a]`` may have
-    zeros (communicating MDPs such as grid worlds): the infimum runs over every law on
-    the states, including those ``P[x, a]`` does not reach, where ``KL(p || q)`` stays
-    finite. Requires a constant optimal gain (see the module docstring for the classes
-    supported and what Burnetas & Katehakis assume).
-
-    With ``known_rewards=False`` the learner must also tell reward means apart, and the
-    observation of a round is the pair (reward, next state): ``K`` is the infimum of the
-    KL divergence over joint laws of that pair, whose KL is the sum of the two parts. For
-    rewards in ``[0, 1]`` (``mdp.reward_law`` ``"bernoulli"``, or ``"deterministic"``
-    learned as Bernoulli, the model of jaxmdp's learning agents) it is
-    ``kinf(((1 - R) P, R P), (v, 1 + v), phi + v_x)`` on ``2S`` outcomes; for Gaussian
-    rewards of known ``sigma`` it is ``kinf_gaussian(P, v, R, sigma, phi + v_x)``.
-
-    Args:
-        mdp: the :class:`~jaxmdp.MDP`, ``P`` shape ``[S, A, S]``, ``R`` shape ``[S, A]``.
-        max_steps: maximum number of policy evaluations, a positive Python int.
-        rtol: relative tie tolerance; default ``32 * sqrt(S) * eps``.
-        known_rewards: the bound for learners told the mean rewards (default, the
-            paper's setting) or learning them from ``mdp.reward_law``'s draws.
-
-    Returns:
-        :class:`RegretLowerBound` ``(constant, K, gaps)``: shapes ``[]``, ``[S, A]``,
-        ``[S, A]``. ``K`` is 0 on optimal pairs and ``+inf`` on inadmissible ones;
-        ``gaps`` as in :func:`gaps`.
-
-    Raises:
-        ValueError: as :func:`solve_average_reward` (invalid arguments; eagerly, an
-            optimal gain that depends on the initial state).
-
-    Example:
-        >>> import jaxmdp as jm
-        >>> bound = jm.regret_lower_bound(jm.examples.paper_mdp())
-        >>> bound.K.shape
-        (3, 2)
-    """
-    if not isinstance(known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
-    sol, delta = _solve_with_gaps(mdp, max_steps, rtol)
-    if known_rewards:
-        return _lower_bound_from_solution(mdp, sol, delta)
-    if mdp.reward_law != "gaussian":
-        R = np.asarray(mdp.R, np.float64)
-        bad = ((R < 0) | (R > 1)) & np.asarray(mdp.mask, bool)
-        if bad.any():
-            s, a = (int(i) for i in np.argwhere(bad)[0])
-            raise ValueError("known_rewards=False models rewards in [0, 1] unless the reward "
-                             f"law is Gaussian, got R[{s}, {a}] = {float(R[s, a])}")
-    return _learned_lower_bound(mdp, sol, delta)
-
-
-@jax.jit
-def _learned_lower_bound(mdp: MDP, sol: PlanningSolution, delta) -> RegretLowerBound:
-    from jaxmdp.indices.gaussian import kinf_gaussian
-
-    P = jnp.asarray(mdp.P, sol.bias.dtype)
-    R = jnp.asarray(mdp.R, sol.bias.dtype)
-    level = sol.gain + sol.bias[:, None]
-    bias = jnp.broadcast_to(sol.bias, P.shape)
-    if mdp.reward_law == "gaussian":
-        K = kinf_gaussian(P, bias, R, jnp.asarray(mdp.reward_sigma, P.dtype), level)
-    else:
-        p_joint = jnp.concatenate([(1 - R)[..., None] * P, R[..., None] * P], axis=-1)
-        values = jnp.concatenate([bias, 1 + bias], axis=-1)
-        K = kinf(p_joint, values, level)
-    suboptimal = mdp.mask & (delta > 0)
-    K = jnp.where(suboptimal, K, jnp.where(mdp.mask, 0, jnp.inf))
-    finite = suboptimal & (K > 0) & jnp.isfinite(K)
-    ratio = jnp.where(finite, delta, 0) / jnp.where(finite, K, 1)
-    ratio = jnp.where(suboptimal & (K <= 0), jnp.inf, ratio)
-    return RegretLowerBound(jnp.sum(ratio), K, delta)
-
-
-@jax.jit
-def _lower_bound_from_solution(mdp: MDP, sol: PlanningSolution, delta) -> RegretLowerBound:
-    P = jnp.asarray(mdp.P, sol.bias.dtype)
-    level = sol.gain + sol.bias[:, None] - mdp.R
-    K = kinf(P, jnp.broadcast_to(sol.bias, P.shape), level)
-    suboptimal = mdp.mask & (delta > 0)
-    K = jnp.where(suboptimal, K, jnp.where(mdp.mask, 0, jnp.inf))
-    finite = suboptimal & (K > 0) & jnp.isfinite(K)
-    ratio = jnp.where(finite, delta, 0) / jnp.where(finite, K, 1)
-    ratio = jnp.where(suboptimal & (K <= 0), jnp.inf, ratio)
-    return RegretLowerBound(jnp.sum(ratio), K, delta)
+    return Planner(init, update)

@@ -1,0 +1,199 @@
+"""The agent protocol and the registry of named agents.
+
+An agent is a name, two pure functions over its own state pytree and a hashable
+configuration, in the style of gymnax's environments (``reset`` / ``step`` over an explicit
+state with the parameters passed separately) and dm-acme's actors::
+
+    state = agent.init(key, spec)                          # once per replication
+    action, state = agent.step(key, state, observation, spec)   # once per round
+
+* ``spec`` (:class:`EnvSpec`) is what an agent may know of the environment before it
+  plays: sizes, admissible actions, the reward law's family and, for agents that are told
+  them (``known_rewards=True``), the mean rewards.
+* ``observation`` (:class:`Observation`) is what it sees at each round: the round ``t``,
+  the current state and the statistics the simulator keeps for every agent (transition
+  counts and reward sums, initial counts included).
+* ``state`` is the agent's own pytree (policies, planner caches, episode bookkeeping).
+  The simulator carries it through ``lax.scan``, ``vmap`` and ``shard_map`` and never
+  looks inside.
+
+The simulator (:func:`jaxmdp.simulate`) knows the environment, the shared statistics and
+the regret bookkeeping and nothing of any agent's planning, so a new agent never touches
+it. A minimal agent, playing uniformly at random among admissible actions::
+
+    import jax, jax.numpy as jnp, jaxmdp as jm
+
+    def init(key, spec, config):
+        return ()                                           # no state
+
+    def step(key, state, obs, spec, config):
+        logits = jnp.where(spec.mask[obs.state], 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits).astype(jnp.int32), state
+
+    uniform = jm.Agent("uniform", init, step)
+    jm.simulate(jm.envs.make("riverswim-6"), uniform, horizon=1000, replications=8)
+
+Named agents are configured by keyword options: ``get_agent("ucb", known_rewards=False)``
+returns an :class:`Agent` whose ``config`` holds the options; two calls with the same
+options return equal agents, so ``jit`` compiles once for both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple
+
+import jax
+
+__all__ = [
+    "Agent",
+    "EnvSpec",
+    "Observation",
+    "agent_names",
+    "get_agent",
+    "register_agent",
+]
+
+
+class EnvSpec(NamedTuple):
+    """What an agent may know of the environment before it plays.
+
+    Attributes:
+        num_states: ``S`` (Python int).
+        num_actions: ``A`` (Python int).
+        mask: admissible actions ``A(x)``, bool ``[S, A]``.
+        rewards: the mean rewards ``R[x, a]``, ``[S, A]``. Agents configured with
+            ``known_rewards=False`` must not read them (the paper's setting gives them to
+            the agent; the field's baselines learn them).
+        reward_law: the family of the observed rewards (``"deterministic"``,
+            ``"bernoulli"`` or ``"gaussian"``; static), see :class:`jaxmdp.MDP`.
+        reward_sigma: the Gaussian law's standard deviation (static; 0 otherwise).
+        initial_round: the round ``t`` of the first played step (1 plus the number of
+            initial transitions; static).
+    """
+
+    num_states: int
+    num_actions: int
+    mask: jax.Array
+    rewards: jax.Array
+    reward_law: str
+    reward_sigma: float
+    initial_round: int = 1
+
+
+class Observation(NamedTuple):
+    """What an agent sees at one round (a pytree; batched with the replications).
+
+    Attributes:
+        t: the round, int32 scalar, ``t >= 1``: the ``t`` of ``ln t``, counting initial
+            transitions (``t = initial_round + step``).
+        step: 0-based number of the round within this run, int32 scalar. The simulator
+            derives both from the scan index, so they are *not* batched under ``vmap``: a
+            ``lax.cond`` on them stays a real branch (e.g. a periodic refresh).
+        state: the current state ``x``, int32 scalar.
+        counts: transition counts ``N[x, a, y]`` so far, int32 ``[S, A, S]``.
+        reward_sums: sums of the observed rewards of each pair ``(x, a)``, ``[S, A]``.
+    """
+
+    t: jax.Array
+    step: jax.Array
+    state: jax.Array
+    counts: jax.Array
+    reward_sums: jax.Array
+
+
+InitFn = Callable[[jax.Array, EnvSpec, Any], Any]
+StepFn = Callable[[jax.Array, Any, Observation, EnvSpec, Any], tuple[jax.Array, Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Agent:
+    """A learning agent: a name, pure ``init``/``step`` functions and a configuration.
+
+    ``init_fn(key, spec, config) -> state`` and
+    ``step_fn(key, state, observation, spec, config) -> (action, state)`` must be
+    traceable (they run inside ``lax.scan`` under ``vmap``); ``action`` is an int32 scalar
+    in ``A(x)``. ``config`` is any hashable value (typically a ``NamedTuple`` of options);
+    agents are hashable and compared by value, so that :func:`jaxmdp.simulate` can use
+    them as static arguments of ``jit``.
+
+    Attributes:
+        name: short name, used in figures and tables.
+        init_fn: builds the state of one replication.
+        step_fn: chooses the action of one round and returns the next state.
+        config: the agent's options (hashable).
+        validate: optional ``validate(spec, config)`` run eagerly by the simulator before
+            the run; raises ``ValueError`` when the agent cannot run on that environment.
+    """
+
+    name: str
+    init_fn: InitFn
+    step_fn: StepFn
+    config: Hashable = None
+    validate: Callable[[EnvSpec, Any], None] | None = None
+
+    def init(self, key: jax.Array, spec: EnvSpec) -> Any:
+        """The state of one replication before its first round."""
+        return self.init_fn(key, spec, self.config)
+
+    def step(self, key: jax.Array, state: Any, observation: Observation,
+             spec: EnvSpec) -> tuple[jax.Array, Any]:
+        """The action at this round and the state after it."""
+        return self.step_fn(key, state, observation, spec, self.config)
+
+    def check(self, spec: EnvSpec) -> None:
+        """Runs ``validate`` (if any) on ``spec``; raises ``ValueError``."""
+        if self.validate is not None:
+            self.validate(spec, self.config)
+
+
+# name -> factory(**options) -> Agent
+_REGISTRY: dict[str, Callable[..., Agent]] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Agent]) -> None:
+    """Registers ``factory(**options) -> Agent`` under ``name`` for :func:`get_agent`."""
+    _REGISTRY[name.lower()] = factory
+
+
+def agent_names() -> list[str]:
+    """The names :func:`get_agent` knows, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_agent(agent: str | Agent, **options) -> Agent:
+    """The agent called ``agent``, configured by keyword ``options``.
+
+    Names: ``"ucb"``, ``"dmed"``, ``"olp"``, ``"ps"`` (the paper's four,
+    :mod:`jaxmdp.agents.paper`), ``"ucrl2"``, ``"kl_ucrl"``
+    (:mod:`jaxmdp.agents.ucrl`), ``"tsde"`` (:mod:`jaxmdp.agents.psrl`) and ``"imed_rl"``
+    (:mod:`jaxmdp.agents.imed`). An :class:`Agent` is returned unchanged (then
+    ``options`` must be empty), so user-defined agents work wherever a name does.
+
+    Args:
+        agent: a name or an :class:`Agent`.
+        **options: the agent's options, e.g. ``known_rewards=False``; each agent's
+            factory documents its own and rejects unknown ones.
+
+    Returns:
+        The configured :class:`Agent`.
+
+    Raises:
+        ValueError: for an unknown name (listing the known ones), options passed with an
+            :class:`Agent` object, or an option the agent does not have or of the wrong
+            type.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> jm.get_agent("ucb", known_rewards=False).config.known_rewards
+        False
+    """
+    if isinstance(agent, Agent):
+        if options:
+            raise ValueError(f"options can only configure a named agent, got options "
+                             f"{sorted(options)} with the Agent object {agent.name!r}")
+        return agent
+    if isinstance(agent, str) and agent.lower() in _REGISTRY:
+        return _REGISTRY[agent.lower()](**options)
+    raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")

@@ -1,0 +1,56 @@
+"""Provenance of trajectories_pre_redesign.npz: the state, action and pseudo-regret of every
+round of seven agents on three environments, simulated with the code of commit 3e978f7,
+before the planning package and the agents' shared rules were introduced.
+
+Run from the repository root (with that commit checked out):
+    python tests/data/make_trajectories_pre_redesign.py
+tests/test_trajectories_pre_redesign.py re-simulates the same runs and requires every array
+to be equal bit for bit.
+"""
+
+import jax
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+
+import jaxmdp as jm  # noqa: E402
+
+AGENTS = ("ucrl2", "tsde", "imed_rl", "ucb", "dmed", "olp", "ps")
+ENVS = ("riverswim-6", "grid-4-room", "paper-mdp")
+# More runs on riverswim-6: KL-UCRL, and agents that learn their rewards.
+EXTRA = (("kl_ucrl", {}), ("ucb", {"known_rewards": False}),
+         ("ucrl2", {"known_rewards": False}), ("imed_rl", {"known_rewards": False}))
+HORIZON, REPLICATIONS, SEED = 400, 3, 11
+
+
+def key(agent: str, options: dict, env: str) -> str:
+    """The name of a run in the file: ``agent[+option=value...]/env``."""
+    suffix = "".join(f"+{k}={v}" for k, v in sorted(options.items()))
+    return f"{agent}{suffix}/{env}"
+
+
+def runs():
+    """Every run in the file as ``(agent, options, env)``."""
+    return ([(agent, {}, env) for env in ENVS for agent in AGENTS]
+            + [(agent, options, "riverswim-6") for agent, options in EXTRA])
+
+
+def run(agent: str, options: dict, env: str):
+    """One recorded run: (states, actions, pseudo-regret) of every round."""
+    traj = jm.simulate(jm.envs.make(env), jm.get_agent(agent, **options), HORIZON,
+                       REPLICATIONS, SEED,
+                       record_path=True, progress=False)
+    return (np.asarray(traj.states), np.asarray(traj.actions),
+            np.asarray(traj.pseudo_regret))
+
+
+if __name__ == "__main__":
+    out = {}
+    for agent, options, env in runs():
+        states, actions, pseudo = run(agent, options, env)
+        name = key(agent, options, env)
+        out[f"{name}/states"] = states.astype(np.int16)
+        out[f"{name}/actions"] = actions.astype(np.int8)
+        out[f"{name}/pseudo_regret"] = pseudo
+        print(name, float(pseudo[:, -1].mean()), flush=True)
+    np.savez_compressed("tests/data/trajectories_pre_redesign.npz", **out)
