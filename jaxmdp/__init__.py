@@ -9,6 +9,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import analysis, envs, planning
+from jaxmdp import evi as _evi_alias  # noqa: F401  (loaded first: jaxmdp.evi is the function)
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (

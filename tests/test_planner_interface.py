@@ -148,13 +148,22 @@ def test_simulate_planner_keyword_is_deprecated_and_forwarded():
         jm.simulate(mdp, "ucb", 30, 2, planer="full", progress=False)
 
 
-@pytest.mark.parametrize("module", ["jaxmdp.evi", "jaxmdp.incremental", "jaxmdp.estimators",
+@pytest.mark.parametrize("module", ["jaxmdp.incremental", "jaxmdp.estimators",
                                     "jaxmdp.sensitivity", "jaxmdp.examples",
                                     "jaxmdp.agents.planner"])
 def test_old_modules_are_deprecated_aliases(module):
     sys.modules.pop(module, None)
     with pytest.warns(DeprecationWarning, match=f"{module} is deprecated"):
         importlib.import_module(module)
+
+
+def test_old_evi_module_warns_on_use_and_keeps_jm_evi_the_function():
+    import jaxmdp.evi  # noqa: F401
+
+    assert callable(jm.evi) and jm.evi is planning.evi
+    with pytest.warns(DeprecationWarning, match="jaxmdp.evi is deprecated"):
+        from jaxmdp.evi import evi
+    assert evi is planning.evi
 
 
 def test_old_public_names_still_work():

@@ -78,24 +78,29 @@ def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
 def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
     """The paper agents' planner (row updates of p_hat, Sherman-Morrison on the changed
     rows only) against a rebuild from the counts and a full LU re-solve, every round."""
-    from jaxmdp.planning import estimate as planner
     from jaxmdp.planning import incremental_planner
-    from jaxmdp.planning.estimate import transition_estimate
+    from jaxmdp.planning.estimate import (
+        init_estimate,
+        observe,
+        played,
+        solve_estimate,
+        transition_estimate,
+    )
 
     num_states, num_actions = mdp.R.shape
-    state0 = planner.init_estimate(jnp.zeros_like(counts0), mdp.R, mdp.mask,
+    state0 = init_estimate(jnp.zeros_like(counts0), mdp.R, mdp.mask,
                                    incremental_planner())
 
     def step(carry, index):
         key, counts, x, state, policy_full = carry
         key, explore_key, action_key, next_key = jax.random.split(key, 4)
-        state = planner.observe(state, counts, index, refresh_every=refresh_every)
-        est, state = planner.solve_estimate(state, mdp.R, mdp.mask, index, incremental_planner(),
+        state = observe(state, counts, index, refresh_every=refresh_every)
+        est, state = solve_estimate(state, mdp.R, mdp.mask, index, incremental_planner(),
                                             refresh_every=refresh_every)
         full = estimate(counts, mdp, init_policy=policy_full)
         action = jnp.where(jax.random.uniform(explore_key) < 0.5,
                            jax.random.randint(action_key, (), 0, num_actions), est.policy[x])
-        state = planner.played(state, x, action)
+        state = played(state, x, action)
         y = jax.random.choice(next_key, num_states, p=mdp.P[x, action]).astype(jnp.int32)
         same_model = jnp.all(state.model == transition_estimate(counts, dtype=mdp.R.dtype))
         same_visits = jnp.all(state.visits == counts.sum(-1))
@@ -192,7 +197,6 @@ def test_devices_argument_is_validated():
     with pytest.raises(ValueError, match="jax.Device"):
         _sharding.replication_mesh(["cpu:0"])
     with pytest.raises(ValueError, match="planner"):
-        jm.simulate(jm.envs.paper_mdp(), "ucb", 10, 2, 0, planner="lu", progress=False)
+        jm.get_agent("ucb", planner="lu")
     with pytest.raises(ValueError, match="refresh_every"):
-        jm.simulate(jm.envs.paper_mdp(), "ucb", 10, 2, 0, refresh_every=0,
-                    progress=False)
+        jm.get_agent("ucb", refresh_every=0)
