@@ -17,7 +17,7 @@ to one (their Theorem 4). Both reduce to the *same* single unknown. With
 an increasing function from :math:`m(0^+)` to :math:`E_p[w] = V - p \cdot v`. Then
 
 * ``kl_ucb``: :math:`C = V - m(u^*)` where :math:`u^*` solves
-  :math:`h(u) = E_p \log\big(1 + \tfrac{w - m}{u + m}\big) = \delta` (this is DESIGN.md's
+  :math:`h(u) = E_p \log\big(1 + \tfrac{w - m}{u + m}\big) = \delta` (this is
   :math:`h(\eta) = \sum_x p_x \ln(\eta - v_x) + \ln \sum_x p_x / (\eta - v_x)` with
   :math:`\eta = V + u`, written without cancellation); the optimiser is
   :math:`q^*_x = c\, p_x / (u^* + w_x)` with :math:`c = u^* + m(u^*)` (the paper's
@@ -975,7 +975,7 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
       >>> import jaxmdp as jm
       >>> sol = jm.kl_ucb_solve([0.5, 0.5], [0.0, 1.0], 0.1)
       >>> print(sol.q, bool(sol.converged))
-      [0.28712142 0.7128786 ] True
+      [0.28712133 0.7128786 ] True
     """
     return _solve_only(_kl_ucb_solve_batched, prepare("kl_ucb_solve", p, v, delta=delta))
 
@@ -1001,7 +1001,7 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     Example:
       >>> import jaxmdp as jm
       >>> print(jm.kinf_solve([0.5, 0.5], [0.0, 1.0], 0.75).q)  # Bernoulli(3/4)
-      [0.25 0.75]
+      [0.24999999 0.75000006]
     """
     return _solve_only(_kinf_solve_batched, prepare("kinf_solve", p, v, rho=rho))
 
