@@ -342,8 +342,10 @@ def kl_ucb_qform(p: jax.Array, v: jax.Array, delta: jax.Array, to_y, p_log_p):
         ``(value, SolverInfo)``.
 
     Example:
+        >>> import jax.numpy as jnp
         >>> from jaxmdp.indices.qform import kl_ucb_qform
-        >>> print(f"{kl_ucb_qform([0.5, 0.3, 0.2], [0.0, 0.5, 1.0], 0.1):.3f}")
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
+        >>> print(f"{kl_ucb_qform(p, v, 0.1):.3f}")
         0.535
     """
 
@@ -386,9 +388,13 @@ def kinf_qform(p: jax.Array, v: jax.Array, rho: jax.Array, to_y, p_log_p):
         if ``return_info``.
 
     Example:
+        >>> import jax
+        >>> import jax.numpy as jnp
         >>> from jaxmdp.indices.qform import kinf_qform
-        >>> print(f"{kinf_qform([0.5, 0.3, 0.2], [0.0, 0.5, 1.0], 0.5):.3f}")
-        0.066
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
+        >>> rates = jax.vmap(kinf_qform, in_axes=(None, None, 0))(p, v, jnp.array([0.5, 0.7]))
+        >>> print(jnp.round(rates, 2))  # D = 0.0664..., 0.3597...
+        [0.07 0.36]
     """
 
     def objective(z):
@@ -597,9 +603,12 @@ def kl_ucb_pgd(p: jax.Array, v: jax.Array, delta: jax.Array):
         when converged, a scalar; with ``return_info`` a pair ``(value, SolverInfo)``.
 
     Example:
+        >>> import jax.numpy as jnp
+        >>> import jaxmdp
         >>> from jaxmdp.indices.qform import kl_ucb_pgd
-        >>> print(f"{kl_ucb_pgd([0.5, 0.3, 0.2], [0.0, 0.5, 1.0], 0.1):.3f}")
-        0.535
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
+        >>> print(f"{kl_ucb_pgd(p, v, 0.1):.3f} vs exact {jaxmdp.kl_ucb(p, v, 0.1):.3f}")
+        0.535 vs exact 0.535
     """
     mean_p = jnp.dot(p, v)
     value_range = jnp.max(v) - jnp.min(v)
@@ -674,9 +683,12 @@ def kinf_pgd(p: jax.Array, v: jax.Array, rho: jax.Array):
         ``(value, SolverInfo)``.
 
     Example:
+        >>> import jax.numpy as jnp
         >>> from jaxmdp.indices.qform import kinf_pgd
-        >>> print(f"{kinf_pgd([0.5, 0.3, 0.2], [0.0, 0.5, 1.0], 0.5):.3f}")
-        0.066
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
+        >>> value, info = kinf_pgd(p, v, 0.5, return_info=True)
+        >>> print(f"{value:.3f}", bool(info.converged))
+        0.066 True
     """
     dtype = p.dtype
     mean_p = jnp.dot(p, v)
@@ -789,9 +801,11 @@ def kl_ucb_2d(p: ArrayLike, v: ArrayLike, delta: ArrayLike, *, tol: float = 1e-4
         The scalar :math:`C(p, v, \delta)`, or ``(value, SolverInfo)`` with ``return_info``.
 
     Example:
+        >>> import jax.numpy as jnp
         >>> from jaxmdp.indices.qform import kl_ucb_2d
-        >>> print(f"{kl_ucb_2d([0.5, 0.3, 0.2], [0.0, 0.5, 1.0], 0.1, tol=1e-12):.6f}")
-        0.535241
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
+        >>> print([round(float(kl_ucb_2d(p, v, d, tol=1e-12)), 6) for d in (0.0, 0.1, 1.0)])
+        [0.35, 0.535241, 0.876181]
     """
     p, v, delta = _checked("kl_ucb_2d", p, v, delta, tol, max_steps)
     dtype = p.dtype
@@ -909,12 +923,14 @@ def l1_ucb_lp(p: ArrayLike, v: ArrayLike, d: ArrayLike, *, tol: float = 1e-4,
         return_info: also return a :class:`SolverInfo` (static).
 
     Returns:
-        :math:`B(p, v, d)` to within ``tol``, a scalar; with ``return_info`` a pair
-        ``(value, SolverInfo)``.
+        :math:`B(p, v, d)` to within ``tol`` (a scalar), and its :class:`SolverInfo` if
+        ``return_info``.
 
     Example:
+        >>> import jax.numpy as jnp
         >>> from jaxmdp.indices.qform import l1_ucb_lp
-        >>> print(f"{l1_ucb_lp([0.5, 0.3, 0.2], [0.0, 1.0, 2.0], 0.4):.3f}")
+        >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 1.0, 2.0])
+        >>> print(f"{l1_ucb_lp(p, v, 0.4):.3f}")  # B = 1.1: mass 0.2 moves to the top state
         1.100
     """
     p, v, d = _checked("l1_ucb_lp", p, v, d, tol, max_steps)
