@@ -111,13 +111,13 @@ def _t_bound(dtype) -> float:
 
 
 class _Inputs(NamedTuple):
-    """One instance's arguments made safe for the solve (no gradients flow through them)."""
+    """One instance's arguments made safe for the solve."""
 
-    sigma: Array  # |sigma|
+    sigma: Array  # |sigma| (carries sigma's tangent)
     finite: Array  # every argument is finite
     is_nan: Array  # some argument is NaN
-    p: Array  # p / sum(p); uniform where some argument is not finite
-    v: Array  # v; 0, 1, ..., S - 1 where some argument is not finite
+    p: Array  # p / sum(p), uniform where some argument is not finite; no gradient
+    v: Array  # v, or 0, 1, ..., S - 1 where some argument is not finite; no gradient
 
 
 def _sanitise(p: Array, v: Array, m: Array, sigma: Array, level: Array) -> _Inputs:

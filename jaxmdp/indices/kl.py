@@ -66,6 +66,7 @@ from jaxmdp.indices._roots import MAX_STEPS, find_root, halley_xtol
 Array = jax.Array
 ArrayLike = jax.typing.ArrayLike
 
+
 class KLSolution(NamedTuple):
     """Everything a KL index solve produces (no gradients flow through this).
 
@@ -943,8 +944,8 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
 
     Example:
       >>> import jaxmdp as jm
-      >>> jm.kinf([0.5, 0.5], [0.0, 1.0], 0.75)  # Bernoulli kl(1/2, 3/4)
-      Array(0.14384104, dtype=float32)
+      >>> print(f"{jm.kinf([0.5, 0.5], [0.0, 1.0], 0.75):.6f}")  # Bernoulli kl(1/2, 3/4)
+      0.143841
 
     References:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 3 and 4; Honda & Takemura (2010).

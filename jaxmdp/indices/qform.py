@@ -393,8 +393,8 @@ def kinf_qform(p: jax.Array, v: jax.Array, rho: jax.Array, to_y, p_log_p):
         >>> from jaxmdp.indices.qform import kinf_qform
         >>> p, v = jnp.array([0.5, 0.3, 0.2]), jnp.array([0.0, 0.5, 1.0])
         >>> rates = jax.vmap(kinf_qform, in_axes=(None, None, 0))(p, v, jnp.array([0.5, 0.7]))
-        >>> print(jnp.round(rates, 2))  # D = 0.0664..., 0.3597...
-        [0.07 0.36]
+        >>> print([round(float(rate), 2) for rate in rates])  # D = 0.0664..., 0.3597...
+        [0.07, 0.36]
     """
 
     def objective(z):
