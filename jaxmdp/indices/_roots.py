@@ -23,11 +23,28 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 Array = jax.Array
 # fn(x, args) -> (f(x), f'(x)) or (f(x), f'(x), f''(x)); f must be non-decreasing in x.
 ResidualFn = Callable[[Array, Any], tuple[Array, ...]]
+
+
+# Iteration cap of every index solve (a few Newton steps, tens of bisections at worst).
+MAX_STEPS = 64
+
+
+def newton_xtol(dtype) -> float:
+    """Step tolerance for Newton's method: an accepted step below ``0.1 sqrt(eps)`` leaves
+    an error of order ``eps`` after that step (quadratic convergence)."""
+    return float(np.finfo(dtype).eps) ** 0.5 * 0.1
+
+
+def halley_xtol(dtype) -> float:
+    """Step tolerance for Halley's method: a step below ``0.1 eps^(1/3)`` leaves an error of
+    order ``eps`` (cubic convergence)."""
+    return float(np.finfo(dtype).eps) ** (1.0 / 3.0) * 0.1
 
 
 class RootResult(NamedTuple):
@@ -109,7 +126,7 @@ def _implicit_jvp(fn, primals, tangents):
 
 def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike,
                             hi: jax.typing.ArrayLike, args: Any = (), *, xtol: float,
-                            max_steps: int = 64) -> RootResult:
+                            max_steps: int = MAX_STEPS) -> RootResult:
     r"""Finds the root of a non-decreasing scalar function by safeguarded Newton.
 
     Iterates :math:`x \leftarrow x - f(x)/f'(x)` (Halley's cubically convergent correction

@@ -88,26 +88,21 @@ held fixed, so second derivatives miss its response).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmdp.indices._common import check_shapes
-from jaxmdp.indices._roots import RootResult, find_root
+from jaxmdp.indices._common import all_finite, any_nan, nan_where, normalise, prepare
+from jaxmdp.indices._roots import MAX_STEPS, RootResult, find_root, newton_xtol
 from jaxmdp.indices.kl import kinf, kinf_solve, kl_ucb, kl_ucb_solve
 
 Array = jax.Array
 ArrayLike = jax.typing.ArrayLike
 
-_MAX_STEPS = 64
 _SIGNATURE = "(s),(s),(),(),()->()"
-
-
-def _xtol(dtype) -> float:
-    # Newton converges quadratically: an accepted step below sqrt(eps) leaves an error of
-    # order eps after that step.
-    return float(np.finfo(dtype).eps) ** 0.5 * 0.1
 
 
 def _t_bound(dtype) -> float:
@@ -115,9 +110,24 @@ def _t_bound(dtype) -> float:
     return -float(np.log(np.finfo(dtype).tiny)) - 10.0
 
 
-def _normalise(p: Array) -> Array:
-    total = jnp.sum(p)
-    return p / jnp.where(total > 0, total, 1.0)
+class _Inputs(NamedTuple):
+    """One instance's arguments made safe for the solve."""
+
+    sigma: Array  # |sigma| (carries sigma's tangent)
+    finite: Array  # every argument is finite
+    is_nan: Array  # some argument is NaN
+    p: Array  # p / sum(p), uniform where some argument is not finite; no gradient
+    v: Array  # v, or 0, 1, ..., S - 1 where some argument is not finite; no gradient
+
+
+def _sanitise(p: Array, v: Array, m: Array, sigma: Array, level: Array) -> _Inputs:
+    size = p.shape[-1]
+    sg = lax.stop_gradient
+    finite = all_finite(p, v, m, sigma, level)
+    is_nan = any_nan(p, v, m, sigma, level)
+    p_n = sg(normalise(jnp.where(finite, p, 1.0 / size)))
+    v_s = sg(jnp.where(finite, v, jnp.arange(size, dtype=p.dtype)))
+    return _Inputs(jnp.abs(sigma), finite, is_nan, p_n, v_s)
 
 
 def _curvature_sums(p: Array, q: Array, level: Array, v: Array, scale: Array):
@@ -177,26 +187,12 @@ def _kl_ucb_split(p: Array, v: Array, sigma: Array, delta: Array) -> RootResult:
         df = _finite_positive(0.5 * s + kappa_d1 * s_bar, 0.5)
         return f, df
 
-    return find_root(residual, t0, -bound, bound, xtol=_xtol(dtype), max_steps=_MAX_STEPS)
-
-
-def _sanitised(p: Array, v: Array, m: Array, sigma: Array, level: Array):
-    """``(|sigma|, finite, is_nan, p_n, v_s)`` for one pair: whether every input is
-    finite, whether one is NaN, and ``p`` normalised and ``v`` with non-finite inputs
-    replaced by harmless values (uniform ``p``, ``v = 0, 1, ...``), without derivatives."""
-    size = p.shape[-1]
-    finite = (jnp.all(jnp.isfinite(p)) & jnp.all(jnp.isfinite(v)) & jnp.isfinite(m)
-              & jnp.isfinite(sigma) & jnp.isfinite(level))
-    is_nan = (jnp.any(jnp.isnan(p)) | jnp.any(jnp.isnan(v)) | jnp.isnan(m) | jnp.isnan(sigma)
-              | jnp.isnan(level))
-    p_n = lax.stop_gradient(_normalise(jnp.where(finite, p, 1.0 / size)))
-    v_s = lax.stop_gradient(jnp.where(finite, v, jnp.arange(size, dtype=p.dtype)))
-    return jnp.abs(sigma), finite, is_nan, p_n, v_s
+    return find_root(residual, t0, -bound, bound, xtol=newton_xtol(dtype), max_steps=MAX_STEPS)
 
 
 def _kl_ucb_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, delta: Array) -> Array:
     sg = lax.stop_gradient
-    sigma_abs, finite, is_nan, p_n, v_s = _sanitised(p, v, m, sigma, delta)
+    sigma_abs, finite, is_nan, p_n, v_s = _sanitise(p, v, m, sigma, delta)
     mean_w = jnp.sum(p_n * (jnp.max(v_s) - v_s))
     solve = finite & (sigma_abs > 0) & (delta > 0) & (mean_w > 0)
     flat = finite & (sigma_abs > 0) & (delta > 0) & (mean_w <= 0)  # C(d1) = p.v for all d1
@@ -219,7 +215,7 @@ def _kl_ucb_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, delta: Arra
     # Inputs outside the finite range: +inf budget or deviation gives +inf (mu is free).
     unbounded = ~is_nan & (delta > 0) & (sigma_abs > 0) & (jnp.isinf(delta) | jnp.isinf(sigma))
     value = jnp.where(unbounded, jnp.inf, value)
-    return jnp.where(is_nan, jnp.nan, value)
+    return nan_where(is_nan, value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,12 +256,12 @@ def _kinf_split(p: Array, v: Array, sigma: Array, gap: Array, reach: Array) -> R
         df = _finite_positive(_finite_positive(curvature, s_bar) + da / b, 1.0)
         return f, df
 
-    return find_root(residual, t0, -bound, bound, xtol=_xtol(dtype), max_steps=_MAX_STEPS)
+    return find_root(residual, t0, -bound, bound, xtol=newton_xtol(dtype), max_steps=MAX_STEPS)
 
 
 def _kinf_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, rho: Array) -> Array:
     sg = lax.stop_gradient
-    sigma_abs, finite, is_nan, p_n, v_s = _sanitised(p, v, m, sigma, rho)
+    sigma_abs, finite, is_nan, p_n, v_s = _sanitise(p, v, m, sigma, rho)
     top = jnp.max(v_s)
     mean = jnp.dot(p_n, v_s)
     reach = jnp.sum(p_n * (top - v_s))  # V - p.v, as kinf computes it
@@ -289,7 +285,7 @@ def _kinf_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, rho: Array) -
     # (p, v) (its value is the constant-structure g^2 / (2 sigma^2)).
     below = jnp.min(v_s) - 1.0 - jnp.abs(jnp.min(v_s))  # a level where kinf is 0
     level = jnp.where(solve, r_star, jnp.where(flat, below, target))
-    flat_gap = target - jnp.dot(_normalise(p), v)
+    flat_gap = target - jnp.dot(normalise(p), v)
     b = jnp.where(solve, b_star + (target - sg(target)), jnp.where(flat, flat_gap, 0.0))
     sigma_safe = jnp.where(positive, sigma_abs, 1.0)
     reward = jnp.where(positive, jnp.square(b) / (2.0 * jnp.square(sigma_safe)), 0.0)
@@ -297,19 +293,11 @@ def _kinf_gaussian_one(p: Array, v: Array, m: Array, sigma: Array, rho: Array) -
     unbounded = ~is_nan & (sigma_abs > 0) & jnp.isinf(target) & (target > 0)
     vanishing = ~is_nan & ((jnp.isinf(target) & (target < 0)) | (jnp.isinf(sigma) & ~unbounded))
     value = jnp.where(unbounded, jnp.inf, jnp.where(vanishing, 0.0, value))
-    return jnp.where(is_nan, jnp.nan, value)
+    return nan_where(is_nan, value)
 
 
 # ---------------------------------------------------------------------------------------
 # Public API.
-
-
-def _prepare(name: str, p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
-             level: ArrayLike, level_name: str):
-    p, v, m, sigma, level = (jnp.asarray(a) for a in (p, v, m, sigma, level))
-    check_shapes(name, p, v, {"m": m.shape, "sigma": sigma.shape, level_name: level.shape})
-    dtype = jnp.result_type(p, v, m, sigma, level, float)
-    return tuple(a.astype(dtype) for a in (p, v, m, sigma, level))
 
 
 @jax.jit
@@ -351,7 +339,7 @@ def kl_ucb_gaussian(p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
       >>> float(jm.kl_ucb_gaussian([1.0], [0.0], 0.5, 1.0, 0.5))  # m + sigma sqrt(2 delta)
       1.5
     """
-    args = _prepare("kl_ucb_gaussian", p, v, m, sigma, delta, "delta")
+    args = prepare("kl_ucb_gaussian", p, v, m=m, sigma=sigma, delta=delta)
     return jnp.vectorize(_kl_ucb_gaussian_one, signature=_SIGNATURE)(*args)
 
 
@@ -392,7 +380,7 @@ def kinf_gaussian(p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
       >>> float(jm.kinf_gaussian([1.0], [0.0], 0.5, 1.0, 1.5))  # (rho - m)^2 / (2 sigma^2)
       0.5
     """
-    args = _prepare("kinf_gaussian", p, v, m, sigma, rho, "rho")
+    args = prepare("kinf_gaussian", p, v, m=m, sigma=sigma, rho=rho)
     return jnp.vectorize(_kinf_gaussian_one, signature=_SIGNATURE)(*args)
 
 

@@ -60,13 +60,11 @@ import numpy as np
 from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
-from jaxmdp.indices._common import check_shapes
-from jaxmdp.indices._roots import find_root
+from jaxmdp.indices._common import check_shapes, nan_where, normalise, prepare, safe_divisor
+from jaxmdp.indices._roots import MAX_STEPS, find_root, halley_xtol
 
 Array = jax.Array
 ArrayLike = jax.typing.ArrayLike
-
-_MAX_STEPS = 64
 
 
 class KLSolution(NamedTuple):
@@ -91,21 +89,6 @@ class KLSolution(NamedTuple):
 
 # ---------------------------------------------------------------------------------------
 # Shared pieces.
-
-
-def _common_dtype(*args: ArrayLike):
-    return jnp.result_type(*args, float)
-
-
-def _xtol(dtype) -> float:
-    # Newton converges quadratically: an accepted step below sqrt(eps) leaves an error of
-    # order eps after that step.
-    return float(np.finfo(dtype).eps) ** 0.5 * 0.1
-
-
-def _xtol_halley(dtype) -> float:
-    # Halley converges cubically: a step below eps^(1/3) leaves an error of order eps.
-    return float(np.finfo(dtype).eps) ** (1.0 / 3.0) * 0.1
 
 
 def _s_min(dtype) -> float:
@@ -263,19 +246,8 @@ def _log1p_or_log(x: Array, y: Array, use_log1p: Array, keep: Array) -> Array:
     return jnp.log1p(z) + e * np.log(2.0).astype(z.dtype)
 
 
-def _normalise(p: Array) -> Array:
-    # The value is defined on p / sum(p): in floating point sum(p) != 1 by a few ulps,
-    # which would otherwise move C by about c * (sum(p) - 1), visible when delta < 1e-10.
-    total = jnp.sum(p)
-    return p / jnp.where(total > 0, total, 1.0)
-
-
 def _zero_tangent(t) -> bool:
     return isinstance(t, SymbolicZero)
-
-
-def _check_shapes(name: str, p: Array, v: Array, level: Array, level_name: str) -> None:
-    check_shapes(name, p, v, {level_name: jnp.shape(level)})
 
 
 # ---------------------------------------------------------------------------------------
@@ -292,51 +264,43 @@ def _invalid(p_raw: Array, st: _Stats, level: Array) -> Array:
 
 
 def _poison(sol: KLSolution, bad: Array) -> KLSolution:
-    nan = jnp.asarray(jnp.nan, sol.value.dtype)
-    return sol._replace(value=jnp.where(bad, nan, sol.value),
-                        multiplier=jnp.where(bad, nan, sol.multiplier),
-                        q=jnp.where(bad, nan, sol.q), converged=sol.converged & ~bad)
+    return sol._replace(value=nan_where(bad, sol.value),
+                        multiplier=nan_where(bad, sol.multiplier),
+                        q=nan_where(bad, sol.q), converged=sol.converged & ~bad)
 
 
-def _kl_ucb_one(p: Array, v: Array, delta: Array,
-                with_zeros: bool = True) -> tuple[KLSolution, Array]:
-    """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients.
+def _kl_ucb_bracket(st: _Stats, delta: Array, dtype) -> tuple[Array, Array, Array]:
+    """Starting point and bracket ``(s0, s_lo, s_hi)`` in ``s = ln u`` for ``h(u) = delta``.
 
-    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    ``h(u) <= Var_w (1 + W/u)^2 / (2 u^2)``, so ``h <= delta`` at
+    ``u_hi = max(W, sqrt(2 Var_w / delta))``; ``h(u) >= ln p_M + E ln w - (1 - p_M) ln u``,
+    so ``h >= delta`` at ``ln u_lo = (ln p_M + E ln w - delta) / (1 - p_M)``. The start is
+    the small-level expansion ``h ~ Var_w / (2 u^2)`` where it holds (``u >> W``), else the
+    small-``u`` asymptote.
     """
-    dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
-    p_raw = p
-    p = _normalise(p)
-    st = _stats(p, v, with_zeros)
-    mu = st.mu
-    degenerate = (delta <= 0) | (st.mean_w <= 0)  # delta <= 0, constant v, or p on argmax
-    delta_pos = jnp.where(degenerate, 1.0, delta)  # a safe level for the dead branch
-
-    # Boundary optimum u* = 0 (possible only if the argmax states have zero probability).
-    boundary = (~degenerate & (st.p_max <= 0)
-                & (st.log_w_lower + jnp.log(jnp.maximum(st.mean_inv_w, tiny)) <= delta_pos))
-
-    # Bracket and starting point in s = ln u. h(u) <= Var_w (1 + W/u)^2 / (2 u^2), so
-    # h <= delta at u_hi = max(W, sqrt(2 Var_w / delta)); h(u) >= ln p_M + E ln w
-    # - (1 - p_M) ln u, so h >= delta at ln u_lo = (ln p_M + E ln w - delta) / (1 - p_M).
     s_min = _s_min(dtype)
     var_w = jnp.maximum(st.var_w, tiny)
-    s_var = 0.5 * (jnp.log(var_w) - jnp.log(2.0 * delta_pos))
+    s_var = 0.5 * (jnp.log(var_w) - jnp.log(2.0 * delta))
     s_hi = jnp.maximum(jnp.log(jnp.maximum(st.w_sup, tiny)), 0.5 * jnp.log(2.0) + s_var)
     log_pm = jnp.log(jnp.maximum(st.p_max, tiny))
     one_minus_pm = jnp.maximum(1.0 - st.p_max, tiny)
-    s_small = (log_pm + st.log_w_lower - delta_pos) / one_minus_pm
+    s_small = (log_pm + st.log_w_lower - delta) / one_minus_pm
     s_lo = jnp.where(st.p_max > 0, jnp.maximum(s_small, s_min), s_min)
-    s_guess = (log_pm + st.log_w_guess - delta_pos) / one_minus_pm
+    s_guess = (log_pm + st.log_w_guess - delta) / one_minus_pm
     s_hi = jnp.maximum(s_hi, s_lo)
-    # The small-level expansion holds for u >> W; below that the small-u asymptote
-    # h ~ ln p_M + E ln w - (1 - p_M) ln u is the better start.
     log_w_sup = jnp.log(jnp.maximum(st.w_sup, tiny))
     s0 = jnp.where(s_var >= log_w_sup, jnp.maximum(s_var, s_lo), jnp.maximum(s_guess, s_lo))
+    return s0, s_lo, s_hi
 
+
+def _kl_ucb_root(p: Array, st: _Stats, delta: Array):
+    """Solves ``h(e^s) = delta`` in ``s`` by Halley's method (a :class:`RootResult`)."""
+    dtype = p.dtype
+    tiny = jnp.finfo(dtype).tiny
+    s0, s_lo, s_hi = _kl_ucb_bracket(st, delta, dtype)
     w = st.w
-    log_delta = jnp.log(delta_pos)
+    log_delta = jnp.log(delta)
 
     def residual(s, _):
         # Non-decreasing in s: F = ln delta - ln h(e^s) with
@@ -352,37 +316,69 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
         g = h_s / h
         return log_delta - jnp.log(h), -g, -h_ss / h + g * g
 
-    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol_halley(dtype), max_steps=_MAX_STEPS)
+    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS)
 
-    # Polish: the fast residual above loses relative accuracy in h when v has a large
-    # offset (h is a small difference of two first-order terms). One Newton step on the
-    # cancellation-free h, h = E log1p((w - m)/(u + m)), restores full
-    # accuracy; the moments at the polished point follow by a first-order update
-    # (dm/du = Var t / zeta^2), exact to second order in the (already tiny) step.
-    u1 = jnp.exp(root.x)
+
+def _kl_ucb_polish(p: Array, st: _Stats, s: Array, delta: Array):
+    """One Newton step from the root ``s`` on the cancellation-free ``h``; ``(u, m, excess)``.
+
+    The residual of :func:`_kl_ucb_root` loses relative accuracy in ``h`` when ``v`` has a
+    large offset (``h`` is then a small difference of two first-order terms). One Newton
+    step on ``h = E log1p((w - m)/(u + m))`` restores full accuracy; the moments at the
+    polished point follow by a first-order update (``dm/du = Var t / zeta^2``), exact to
+    second order in the (already tiny) step.
+    """
+    u1 = jnp.exp(s)
     mo = _moments(u1, p, st)
     h1 = jnp.sum(p * jnp.log1p(_w_minus_m(st, mo) / (u1 + mo.m)))
     slope = mo.var_y / mo.zeta  # -dh/ds
-    step = (h1 - delta_pos) / slope  # Newton on h(e^s) = delta in s
+    step = (h1 - delta) / slope  # Newton on h(e^s) = delta in s
     step = jnp.where(jnp.isfinite(step) & (h1 > 0) & (jnp.abs(step) < 1e-2), step, 0.0)
     u = u1 * jnp.exp(step)
     dm = jnp.where(u == u1, 0.0, (mo.var_y / mo.zeta) * ((u - u1) / mo.zeta))
     m = mo.m + dm
     excess = jnp.maximum(mo.excess - dm, 0.0)
+    return u, m, excess
+
+
+def _kl_ucb_boundary(p: Array, st: _Stats, delta: Array) -> tuple[Array, Array]:
+    """The boundary optimum ``u* = 0``: ``c = exp(E ln w - delta)``, ``C = V - c``, and
+    ``q*_x = c p_x / w_x`` on the support, the rest of the mass shared equally by the
+    (zero-probability) argmax states. Returns ``(c, q*)``."""
+    c_bnd = jnp.exp(st.log_w_lower - delta)
+    at_max = st.w == 0
+    w_safe = jnp.where(at_max, 1.0, st.w)
+    q_bnd = jnp.where(at_max, 0.0, p * c_bnd / w_safe)
+    q_bnd = q_bnd + jnp.where(at_max, (1.0 - jnp.sum(q_bnd)) / jnp.sum(at_max), 0.0)
+    return c_bnd, q_bnd
+
+
+def _kl_ucb_one(p: Array, v: Array, delta: Array,
+                with_zeros: bool = True) -> tuple[KLSolution, Array]:
+    """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients.
+
+    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    """
+    tiny = jnp.finfo(p.dtype).tiny
+    p_raw = p
+    p = normalise(p)
+    st = _stats(p, v, with_zeros)
+    mu = st.mu
+    degenerate = (delta <= 0) | (st.mean_w <= 0)  # delta <= 0, constant v, or p on argmax
+    delta_pos = jnp.where(degenerate, 1.0, delta)  # a safe level for the dead branch
+    # Boundary optimum u* = 0 (possible only if the argmax states have zero probability).
+    boundary = (~degenerate & (st.p_max <= 0)
+                & (st.log_w_lower + jnp.log(jnp.maximum(st.mean_inv_w, tiny)) <= delta_pos))
+
+    root = _kl_ucb_root(p, st, delta_pos)
+    u, m, excess = _kl_ucb_polish(p, st, root.x, delta_pos)
     c_int = u + m
     # q*_x = c p_x / (u + w_x) = p_x t_x / E_p t with t = u / (u + w): scale-free, so it
     # stays a probability vector when u* is near the underflow threshold (then m(u) may
     # flush to zero and c = u + m would lose the mass of the states below the maximum).
-    t_int = u / (u + w)
+    t_int = u / (u + st.w)
     q_int = p * t_int / jnp.sum(p * t_int)
-
-    # Boundary solution: C = V - exp(E ln w - delta), q*_x = c p_x / w_x on the support,
-    # the rest of the mass on the (zero-probability) argmax states, shared equally.
-    c_bnd = jnp.exp(st.log_w_lower - delta_pos)
-    at_max = w == 0
-    w_safe = jnp.where(at_max, 1.0, w)
-    q_bnd = jnp.where(at_max, 0.0, p * c_bnd / w_safe)
-    q_bnd = q_bnd + jnp.where(at_max, (1.0 - jnp.sum(q_bnd)) / jnp.sum(at_max), 0.0)
+    c_bnd, q_bnd = _kl_ucb_boundary(p, st, delta_pos)
 
     value = jnp.where(boundary, st.V - c_bnd, mu + excess)
     value = jnp.clip(value, mu, st.V)
@@ -474,48 +470,41 @@ _PRECISE_GAP = 1e-3
 _CANCELLATION = 64.0
 
 
-def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
-              exact: bool = True) -> tuple[KLSolution, Array, Array, Array]:
-    """D for one instance: p, v of shape [S], scalar rho; also returns u*, V - rho and
-    whether the ``exact=True`` solve is needed.
+class _KinfCase(NamedTuple):
+    """Which case of Theorem 3 applies, and safe stand-ins for the dead branches."""
 
-    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
-    ``exact=False`` (static) leaves out the double-precision gap and the
-    cancellation-free sum of D below, and says so in the last output when this instance
-    needs them (``rho`` within ~1e-3 of the scale of ``v`` of ``p.v``); the result is then
-    identical to that of ``exact=True`` wherever that flag is False. Callers run the
-    exact solve only when some instance of the batch needs it (see :func:`_native`), not
-    through a ``lax.cond`` per instance: that becomes a select running both branches in
-    the vectorised (small-S) solve, and costs several microseconds per instance inside
-    ``lax.map`` on CPU.
+    zero: Array  # rho <= p.v: D = 0
+    infinite: Array  # rho >= max v, non-constant v: D = +inf
+    regular: Array  # p.v < rho < max v
+    boundary: Array  # regular, with the optimum at u* = 0
+    precise: Array  # rho - p.v was (or must be) summed in double precision
+    rho: Array  # rho where regular, a level inside (p.v, V) elsewhere
+    w_rho: Array  # V - rho > 0
+    gap: Array  # rho - p.v > 0
+    rho_minus_v: Array  # rho - v_x, shape [S]
 
-    Which case applies (``rho <= p.v``) and the solve itself use ``rho - p.v`` as
-    ``sum_x p_x (rho - v_x)``, on the differences ``rho - v_x`` (exact when ``rho`` and
-    ``v_x`` are close), whenever ``rho`` minus a rounded ``p.v`` would lose digits: with
-    ``v`` near 1e4 and ``rho - p.v`` near 1e-13, the rounded ``p.v`` may lie on either side
-    of ``rho``.
+
+def _kinf_case(p_raw: Array, p: Array, v: Array, rho: Array, st: _Stats,
+               exact: bool) -> _KinfCase:
+    """Sorts out the case of ``kinf`` from ``rho - p.v``, computed without cancellation.
+
+    ``rho - p.v`` is ``rho`` minus the rounded ``p.v`` where that keeps ~13 correct digits;
+    else (``exact=True`` only) ``sum_x p_x (rho - v_x)`` on the exact differences, in
+    double precision: with ``v`` near 1e4 and ``rho - p.v`` near 1e-13, the rounded ``p.v``
+    may lie on either side of ``rho``.
     """
-    dtype = p.dtype
-    tiny = jnp.finfo(dtype).tiny
-    p_raw = p
+    tiny = jnp.finfo(p.dtype).tiny
     total = jnp.sum(p_raw)
-    p = _normalise(p)
-    st = _stats(p, v, with_zeros)
-    w = st.w
-    positive = p > 0
     rho_minus_v = rho - v  # computed from v directly, no cancellation through V
-    # rho - p.v: rho minus the rounded p.v where that keeps ~13 correct digits; else
-    # sum_x p_x (rho - v_x) on the exact differences, in double precision (more passes,
-    # in the exact solve only, and there only for the instances that need it).
     plain = (rho - st.mu) * total
     size = (jnp.abs(rho - st.mu) + st.mean_w + jnp.abs(st.mu) + jnp.abs(st.V)) * total
     precise = jnp.abs(plain) <= _PRECISE_GAP * size
     if exact:
-        gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, positive),
+        gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, p > 0),
                            lambda: plain)
     else:
         gap_raw = plain
-    gap_all = gap_raw / jnp.where(total > 0, total, 1.0)
+    gap_all = gap_raw / safe_divisor(total)
     zero = gap_all <= 0  # rho <= p.v; includes constant v with rho <= V
     infinite = ~zero & (rho >= st.V)  # rho >= max v with non-constant v
     regular = ~zero & ~infinite
@@ -524,20 +513,30 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
     gap = jnp.where(regular, gap_all, 0.5 * st.mean_w)  # rho - p.v > 0
     gap = jnp.maximum(gap, tiny)
     rho_minus_v = jnp.where(regular, rho_minus_v, rho_safe - v)
-
     # Boundary optimum u* = 0 when V is attained only off the support and
     # V - rho <= m(0) = 1 / E[1/w].
     boundary = regular & (st.p_max <= 0) & (w_rho_safe * st.mean_inv_w <= 1.0)
+    return _KinfCase(zero, infinite, regular, boundary, precise, rho_safe, w_rho_safe, gap,
+                     rho_minus_v)
 
-    # Bracket in s = ln u: m(u) <= u (1 - p_M) / p_M and m(u) >= u E w / (u + W).
+
+def _kinf_root(p: Array, st: _Stats, case: _KinfCase):
+    """Solves ``m(e^s) = V - rho`` in ``s = ln u`` by Halley's method (a ``RootResult``).
+
+    Bracket: ``m(u) <= u (1 - p_M) / p_M`` and ``m(u) >= u E w / (u + W)``. Start: the
+    large-``u`` expansion ``m ~ E w - Var w / u`` where it holds (``u >> W``), else the
+    bracket's lower end (``m ~ u (1 - p_M) / p_M``).
+    """
+    dtype = p.dtype
+    tiny = jnp.finfo(dtype).tiny
+    w_rho, gap, w = case.w_rho, case.gap, st.w
     s_min = _s_min(dtype)
     one_minus_pm = jnp.maximum(1.0 - st.p_max, tiny)
-    s_small = jnp.log(w_rho_safe) + jnp.log(jnp.maximum(st.p_max, tiny)) - jnp.log(one_minus_pm)
+    s_small = jnp.log(w_rho) + jnp.log(jnp.maximum(st.p_max, tiny)) - jnp.log(one_minus_pm)
     s_lo = jnp.where(st.p_max > 0, jnp.maximum(s_small, s_min), s_min)
-    s_hi = jnp.log(w_rho_safe) + jnp.log(jnp.maximum(st.w_sup, tiny)) - jnp.log(gap)
+    s_hi = jnp.log(w_rho) + jnp.log(jnp.maximum(st.w_sup, tiny)) - jnp.log(gap)
     s_hi = jnp.maximum(s_hi, s_lo)
-    s_large = jnp.log(jnp.maximum(st.var_w, tiny)) - jnp.log(gap)  # m ~ E w - Var w / u
-    # That expansion holds for u >> W; below, m ~ u (1 - p_M) / p_M gives s_lo itself.
+    s_large = jnp.log(jnp.maximum(st.var_w, tiny)) - jnp.log(gap)
     log_w_sup = jnp.log(jnp.maximum(st.w_sup, tiny))
     s0 = jnp.where(s_large >= log_w_sup, jnp.maximum(s_large, s_lo), s_lo)
 
@@ -546,72 +545,111 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
         # m - (V - rho) = E[(rho - v) t] / zeta (t = u/(u + w)) and F_s = Var t / (zeta ybar).
         # For large u, E[(rho - v) t] = (rho - p.v) - E[(rho - v) y] with the accurate gap.
         u = jnp.exp(s)
-        sw = _sweep(u, p, w, st.mean_w, weights=rho_minus_v, weights_mean=gap)
-        f = jnp.log1p(jnp.maximum(sw.extra / (sw.zeta * w_rho_safe), -1.0))
+        sw = _sweep(u, p, w, st.mean_w, weights=case.rho_minus_v, weights_mean=gap)
+        f = jnp.log1p(jnp.maximum(sw.extra / (sw.zeta * w_rho), -1.0))
         zy = sw.zeta * sw.ybar
         df = sw.var / jnp.maximum(zy, tiny)
         d_zy = sw.dzeta * (sw.ybar - sw.zeta)
         d2f = (sw.dvar * zy - sw.var * d_zy) / jnp.maximum(zy * zy, tiny)
         return f, df, d2f
 
-    root = find_root(residual, s0, s_lo, s_hi, xtol=_xtol_halley(dtype), max_steps=_MAX_STEPS)
-    u = jnp.where(boundary, 0.0, jnp.exp(root.x))
-    c = u + w_rho_safe
-    lam = 1.0 / c
-    # D = E_p ln(1 + z), z = lam (rho - v) = (rho - v)/c, 1 + z = y = (u + w)/c.
-    # Fast form, one log1p per state with every select on its argument (see
-    # _log1p_or_log): log1p(z) where y > 1/2; below, ln y = -log1p((v - rho)/(u + w)),
-    # whose argument 1/y - 1 >= 1 comes from exact differences (no cancellation; +inf at
-    # u + w = 0). Summing these terms loses about eps * sum_x p_x |ln y_x| / D. That ratio
-    # is bounded without a second pass over the logs: the positive terms sum to
-    # P <= lam E_p (rho - v)^+ = B, the negative ones to P - D, so sum |terms| <= 2B - D.
-    # The fast sum is the value when 2B <= _CANCELLATION D (rho well above p.v, the usual
-    # case); otherwise, or if it overflowed, the cancellation-free split below is (in the
-    # exact solve; the fast one flags the instance for it).
+    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS)
+
+
+def _kinf_value_fast(p: Array, st: _Stats, case: _KinfCase, u: Array,
+                     c: Array) -> tuple[Array, Array]:
+    """``D = E_p ln(1 + z)``, ``z = (rho - v)/c``, one log1p per state; and whether it is
+    accurate.
+
+    Every select is on the log's argument (see :func:`_log1p_or_log`): ``log1p(z)`` where
+    ``1 + z = (u + w)/c > 1/2``; below, ``ln(1 + z) = -log1p((v - rho)/(u + w))``, whose
+    argument ``>= 1`` comes from exact differences (no cancellation; ``+inf`` at
+    ``u + w = 0``). The sum loses about ``eps sum_x p_x |ln(1 + z_x)| / D``, bounded
+    without a second pass over the logs: the positive terms sum to
+    ``P <= B = E_p (rho - v)^+ / c``, the negative ones to ``P - D``, so the absolute terms
+    sum to at most ``2B - D``. The sum is accurate when ``2B <= _CANCELLATION D`` (``rho``
+    well above ``p.v``, the usual case) and it did not overflow.
+    """
+    rho_minus_v = case.rho_minus_v
     below_half = -rho_minus_v >= 0.5 * c
     ratio = (jnp.where(below_half, -rho_minus_v, rho_minus_v)
-             / jnp.where(below_half, u + w, c))
+             / jnp.where(below_half, u + st.w, c))
     # The sign goes on the weight, before the log (a select-fed factor after the log could
     # become a select after a transcendental).
-    value_fast = jnp.sum(jnp.where(below_half, -p, p)
-                         * jnp.log1p(jnp.where(positive, ratio, 0.0)))
-    positive_part = lam * jnp.sum(p * jnp.maximum(rho_minus_v, 0.0))
-    fast = jnp.isfinite(value_fast) & (2.0 * positive_part <= _CANCELLATION * value_fast)
+    value = jnp.sum(jnp.where(below_half, -p, p) * jnp.log1p(jnp.where(p > 0, ratio, 0.0)))
+    positive_part = (1.0 / c) * jnp.sum(p * jnp.maximum(rho_minus_v, 0.0))
+    fast = jnp.isfinite(value) & (2.0 * positive_part <= _CANCELLATION * value)
+    return value, fast
 
-    def split():
-        # Where |z| < _SMALL_Z, ln(1 + z) is split as z + (log1p(z) - z): the first parts
-        # sum to lam * sum_small p (rho - v) (the gap again, accurate), the second parts
-        # have one sign, so D keeps its relative accuracy when it is tiny (rho near p.v),
-        # where the plain sum of ln(1 + z) would cancel. Elsewhere ln((u + w)/(u + V -
-        # rho)): log1p of the centred difference near 1, the plain ratio far below 1
-        # (where u may be lost in u + V - rho, as for argmax states in float32). p_x = 0
-        # terms are dropped (at a boundary optimum: log 0).
-        z = rho_minus_v / c
-        small = positive & (jnp.abs(z) < _SMALL_Z)
-        big = positive & ~small
-        log_ratio = _log1p_or_log(z, jnp.maximum(u + w, 0.0) / c, z > -0.5, big)
-        correction = _log1p_minus_x(jnp.where(small, z, 0.0))
-        gap_small = lax.cond(
-            precise,
-            lambda: _accurate_gap(p_raw, v, rho_safe, small) / jnp.where(total > 0, total, 1.0),
-            lambda: jnp.sum(jnp.where(small, p * rho_minus_v, 0.0)))
-        return lam * gap_small + jnp.sum(p * (log_ratio + correction))
 
-    value = jnp.where(fast, value_fast, split()) if exact else value_fast
-    needs_exact = precise | (regular & ~fast)
+def _kinf_value_split(p_raw: Array, p: Array, v: Array, st: _Stats, case: _KinfCase,
+                      u: Array, c: Array) -> Array:
+    """``D = E_p ln(1 + z)`` without cancellation, also when ``D`` is tiny (``rho`` near
+    ``p.v``).
+
+    Where ``|z| < _SMALL_Z``, ``ln(1 + z)`` is split as ``z + (log1p(z) - z)``: the first
+    parts sum to ``sum_small p (rho - v) / c`` (the gap again, accurate), the second parts
+    have one sign. Elsewhere ``ln((u + w)/(u + V - rho))``: log1p of the centred difference
+    near 1, the plain ratio far below 1 (where ``u`` may be lost in ``u + V - rho``, as for
+    argmax states in float32). ``p_x = 0`` terms are dropped (at a boundary optimum:
+    ``log 0``).
+    """
+    positive = p > 0
+    z = case.rho_minus_v / c
+    small = positive & (jnp.abs(z) < _SMALL_Z)
+    big = positive & ~small
+    log_ratio = _log1p_or_log(z, jnp.maximum(u + st.w, 0.0) / c, z > -0.5, big)
+    correction = _log1p_minus_x(jnp.where(small, z, 0.0))
+    gap_small = lax.cond(
+        case.precise,
+        lambda: (_accurate_gap(p_raw, v, case.rho, small)
+                 / safe_divisor(jnp.sum(p_raw))),
+        lambda: jnp.sum(jnp.where(small, p * case.rho_minus_v, 0.0)))
+    return (1.0 / c) * gap_small + jnp.sum(p * (log_ratio + correction))
+
+
+def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
+              exact: bool = True) -> tuple[KLSolution, Array, Array, Array]:
+    """D for one instance: p, v of shape [S], scalar rho; also returns u*, V - rho and
+    whether the ``exact=True`` solve is needed.
+
+    ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    ``exact=False`` (static) leaves out the double-precision gap (:func:`_kinf_case`) and
+    the cancellation-free sum of D (:func:`_kinf_value_split`), and says so in the last
+    output when this instance needs them (``rho`` within ~1e-3 of the scale of ``v`` of
+    ``p.v``); the result is then identical to that of ``exact=True`` wherever that flag is
+    False. Callers run the exact solve only when some instance of the batch needs it (see
+    :func:`_native`), not through a ``lax.cond`` per instance: that becomes a select
+    running both branches in the vectorised (small-S) solve, and costs several
+    microseconds per instance inside ``lax.map`` on CPU.
+    """
+    p_raw = p
+    p = normalise(p)
+    st = _stats(p, v, with_zeros)
+    case = _kinf_case(p_raw, p, v, rho, st, exact)
+    root = _kinf_root(p, st, case)
+    u = jnp.where(case.boundary, 0.0, jnp.exp(root.x))
+    c = u + case.w_rho
+    lam = 1.0 / c
+    value_fast, fast = _kinf_value_fast(p, st, case, u, c)
+    if exact:
+        value = jnp.where(fast, value_fast, _kinf_value_split(p_raw, p, v, st, case, u, c))
+    else:
+        value = value_fast
+    needs_exact = case.precise | (case.regular & ~fast)
     value = jnp.maximum(value, 0.0)
-    at_max = w == 0
-    denom = jnp.where(at_max & (u == 0), 1.0, u + w)
+    at_max = st.w == 0
+    denom = jnp.where(at_max & (u == 0), 1.0, u + st.w)
     q = jnp.where(at_max & (u == 0), 0.0, p * c / denom)
-    q = q + jnp.where(boundary & at_max, (1.0 - jnp.sum(q)) / jnp.sum(at_max), 0.0)
+    q = q + jnp.where(case.boundary & at_max, (1.0 - jnp.sum(q)) / jnp.sum(at_max), 0.0)
 
-    value = jnp.where(zero, 0.0, jnp.where(infinite, jnp.inf, value))
-    lam = jnp.where(regular, lam, 0.0)
-    q = jnp.where(zero, p, jnp.where(infinite, 0.0, q))
-    steps = jnp.where(regular & ~boundary, root.num_steps, 0)
-    converged = ~regular | boundary | root.converged
+    value = jnp.where(case.zero, 0.0, jnp.where(case.infinite, jnp.inf, value))
+    lam = jnp.where(case.regular, lam, 0.0)
+    q = jnp.where(case.zero, p, jnp.where(case.infinite, 0.0, q))
+    steps = jnp.where(case.regular & ~case.boundary, root.num_steps, 0)
+    converged = ~case.regular | case.boundary | root.converged
     sol = _poison(KLSolution(value, lam, q, steps, converged), _invalid(p_raw, st, rho))
-    return sol, u, w_rho_safe, needs_exact
+    return sol, u, case.w_rho, needs_exact
 
 
 # ---------------------------------------------------------------------------------------
@@ -762,23 +800,32 @@ def _sum_last(x: Array) -> Array:
     return jnp.sum(x, axis=-1)
 
 
-@jax.custom_jvp
-def _kl_ucb_value(p: Array, v: Array, delta: Array) -> Array:
-    return _kl_ucb_value_batched(p, v, delta)[0]
+def _index(value_batched, gradients):
+    """The index ``value_batched(p, v, level)[0]`` with a custom JVP (symbolic zeros):
+    ``gradients(p, v, level)`` returns the value and its envelope-theorem derivatives
+    ``(d/dp, d/dv, d/dlevel)``."""
+
+    @jax.custom_jvp
+    def index(p: Array, v: Array, level: Array) -> Array:
+        return value_batched(p, v, level)[0]
+
+    def jvp(primals, tangents):
+        value, grads = gradients(*primals)
+        return value, _tangent(value, grads, tangents)
+
+    index.defjvp(jvp, symbolic_zeros=True)
+    return index
 
 
-def _kl_ucb_jvp(primals, tangents):
-    p, v, delta = primals
-    dp, dv, ddelta = tangents
+def _kl_ucb_gradients(p: Array, v: Array, delta: Array):
+    """``C`` and ``(dC/dp, dC/dv, dC/ddelta)``."""
     value, c, q, _, _, u = _kl_ucb_solve_batched(p, v, delta)
-    total = _sum_last(p)[..., None]
-    p_norm = p / jnp.where(total > 0, total, 1.0)
+    p_norm = normalise(p)
     V = jnp.max(v, axis=-1, keepdims=True)
     mean_w = _sum_last(p_norm * (V - v))
     regular = (delta > 0) & (mean_w > 0)
     flat = (delta == 0) | ((delta > 0) & (mean_w <= 0))  # value p.v, smooth in (p, v)
-    bad = jnp.isnan(value)
-    reg, flat_s, bad_s = regular[..., None], flat[..., None], bad[..., None]
+    reg, flat_s = regular[..., None], flat[..., None]
     # ln(p_x / q*_x) = ln((u* + w_x) / c): finite also where p_x = 0, except on a
     # zero-probability argmax state at the boundary optimum u* = 0 (then -inf).
     ratio = (u[..., None] + (V - v)) / jnp.where(reg, c[..., None], 1.0)
@@ -787,15 +834,14 @@ def _kl_ucb_jvp(primals, tangents):
     grad_v = jnp.where(reg, q, jnp.where(flat_s, p_norm, 0.0))
     grad_delta = jnp.where(regular, c, jnp.where(delta == 0, jnp.inf, 0.0))
     grad_delta = jnp.where(flat & (mean_w <= 0), 0.0, grad_delta)
-    # Invalid input (NaN out): NaN derivatives too.
-    grad_p = jnp.where(bad_s, jnp.nan, grad_p)
-    grad_v = jnp.where(bad_s, jnp.nan, grad_v)
-    grad_delta = jnp.where(bad, jnp.nan, grad_delta)
-    return value, _tangent(value, (grad_p, grad_v, grad_delta), (dp, dv, ddelta))
+    return value, (grad_p, grad_v, grad_delta)
 
 
 def _tangent(value, grads, tangents):
-    grad_p, grad_v, grad_level = grads
+    """The JVP ``grad . tangent`` over the non-zero tangents; NaN where the value is NaN
+    (invalid input gives NaN derivatives too)."""
+    bad = jnp.isnan(value)
+    grad_p, grad_v, grad_level = (nan_where(bad, g) for g in grads)
     dp, dv, dlevel = tangents
     tangent = jnp.zeros_like(value)
     if not _zero_tangent(dp):
@@ -807,20 +853,10 @@ def _tangent(value, grads, tangents):
     return jnp.broadcast_to(tangent, value.shape)
 
 
-_kl_ucb_value.defjvp(_kl_ucb_jvp, symbolic_zeros=True)
-
-
-@jax.custom_jvp
-def _kinf_value(p: Array, v: Array, rho: Array) -> Array:
-    return _kinf_value_batched(p, v, rho)[0]
-
-
-def _kinf_jvp(primals, tangents):
-    (p, v, rho), (dp, dv, drho) = primals, tangents
+def _kinf_gradients(p: Array, v: Array, rho: Array):
+    """``D`` and ``(dD/dp, dD/dv, dD/drho)``."""
     value, lam, q, _, _, u, w_rho = _kinf_solve_batched(p, v, rho)
-    regular = lam > 0
-    bad = jnp.isnan(value)
-    reg, bad_s = regular[..., None], bad[..., None]
+    reg = (lam > 0)[..., None]
     # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)) = ln((u* + w_x) / (u* + V - rho)), finite
     # also where p_x = 0 (except on a zero-probability argmax state at the boundary
     # optimum u* = 0, where it is -inf); the ratio form cannot round below zero.
@@ -829,20 +865,11 @@ def _kinf_jvp(primals, tangents):
     log_ratio = jnp.log(jnp.where(reg, ratio, 1.0))
     grad_p = jnp.where(reg, log_ratio + 1.0, 0.0)
     grad_v = jnp.where(reg, -lam[..., None] * q, 0.0)
-    grad_p = jnp.where(bad_s, jnp.nan, grad_p)
-    grad_v = jnp.where(bad_s, jnp.nan, grad_v)
-    grad_rho = jnp.where(bad, jnp.nan, lam)
-    return value, _tangent(value, (grad_p, grad_v, grad_rho), (dp, dv, drho))
+    return value, (grad_p, grad_v, lam)
 
 
-_kinf_value.defjvp(_kinf_jvp, symbolic_zeros=True)
-
-
-def _prepare(name: str, p: ArrayLike, v: ArrayLike, level: ArrayLike, level_name: str):
-    p, v, level = jnp.asarray(p), jnp.asarray(v), jnp.asarray(level)
-    _check_shapes(name, p, v, level, level_name)
-    dtype = _common_dtype(p, v, level)
-    return p.astype(dtype), v.astype(dtype), level.astype(dtype)
+_kl_ucb_value = _index(_kl_ucb_value_batched, _kl_ucb_gradients)
+_kinf_value = _index(_kinf_value_batched, _kinf_gradients)
 
 
 @jax.jit
@@ -886,7 +913,7 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 1 and 2; Filippi, Cappé & Garivier
       (2010), section 3.2, for zero-probability states.
     """
-    p, v, delta = _prepare("kl_ucb", p, v, delta, "delta")
+    p, v, delta = prepare("kl_ucb", p, v, delta=delta)
     return _kl_ucb_value(p, v, delta)
 
 
@@ -917,49 +944,72 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
 
     Example:
       >>> import jaxmdp as jm
-      >>> jm.kinf([0.5, 0.5], [0.0, 1.0], 0.75)  # Bernoulli kl(1/2, 3/4)
-      Array(0.14384104, dtype=float32)
+      >>> print(f"{jm.kinf([0.5, 0.5], [0.0, 1.0], 0.75):.6f}")  # Bernoulli kl(1/2, 3/4)
+      0.143841
 
     References:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 3 and 4; Honda & Takemura (2010).
     """
-    p, v, rho = _prepare("kinf", p, v, rho, "rho")
+    p, v, rho = prepare("kinf", p, v, rho=rho)
     return _kinf_value(p, v, rho)
 
 
 @jax.jit
 def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
-    """Like :func:`kl_ucb` but returns the full :class:`KLSolution` (optimiser ``q*``,
-    multiplier ``c``, iteration count). Not differentiable; use :func:`kl_ucb` for that.
+    r"""Solves :math:`C(p, v, \delta)` as :func:`kl_ucb` does and returns everything it found.
+
+    The optimiser is :math:`q^*_x = c\,p_x/(u^* + V - v_x)` and the multiplier is
+    :math:`c = \partial C/\partial\delta` (the paper's :math:`-\lambda`); in the degenerate
+    cases (``delta <= 0``, constant ``v``) ``c = 0`` and ``q* = p`` (zeros if ``delta < 0``).
+    Not differentiable (the inputs are cut from the graph): differentiate :func:`kl_ucb`.
 
     Args:
-      p: shape ``[..., S]``.
-      v: shape ``[..., S]``.
-      delta: broadcastable to the batch shape.
+      p: transition probabilities, shape ``[..., S]``.
+      v: values of the next states, shape ``[..., S]``.
+      delta: the KL radius, broadcastable to the batch shape.
 
     Returns:
-      A :class:`KLSolution` with batch-shaped fields and ``q`` of shape ``[..., S]``.
+      A :class:`KLSolution` (``value = C``, ``multiplier = c``), fields of the batch shape
+      and ``q`` of shape ``[..., S]``.
+
+    Example:
+      >>> import jaxmdp as jm
+      >>> sol = jm.kl_ucb_solve([0.5, 0.5], [0.0, 1.0], 0.1)
+      >>> print(sol.q, bool(sol.converged))
+      [0.28712133 0.7128786 ] True
     """
-    return _full_solution("kl_ucb_solve", _kl_ucb_solve_batched, p, v, delta, "delta")
+    return _solve_only(_kl_ucb_solve_batched, prepare("kl_ucb_solve", p, v, delta=delta))
 
 
 @jax.jit
 def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
-    """Like :func:`kinf` but returns the full :class:`KLSolution` (optimiser ``q*``,
-    multiplier ``lam``, iteration count). Not differentiable; use :func:`kinf` for that.
+    r"""Solves :math:`D(p, v, \rho)` as :func:`kinf` does and returns everything it found.
 
-    Arguments and result as for :func:`kl_ucb_solve`, with the level ``rho`` in place of
-    ``delta``.
+    The optimiser is :math:`q^*_x = p_x / (1 + \lambda(\rho - v_x))` with the paper's
+    Theorem 4 multiplier :math:`\lambda = \partial D/\partial\rho`; where ``rho <= p.v``,
+    ``lam = 0`` and ``q* = p``; where ``rho >= max v`` (non-constant ``v``), ``lam = 0``
+    and ``q* = 0``. Not differentiable: use :func:`kinf` for derivatives.
+
+    Args:
+      p: transition probabilities, shape ``[..., S]``.
+      v: values of the next states, shape ``[..., S]``.
+      rho: the target value of ``q.v``, broadcastable to the batch shape.
+
+    Returns:
+      A :class:`KLSolution` (``value = D``, ``multiplier = lam``) with batch-shaped
+      fields; ``q`` has shape ``[..., S]``.
+
+    Example:
+      >>> import jaxmdp as jm
+      >>> print(jm.kinf_solve([0.5, 0.5], [0.0, 1.0], 0.75).q)  # Bernoulli(3/4)
+      [0.24999999 0.75000006]
     """
-    return _full_solution("kinf_solve", _kinf_solve_batched, p, v, rho, "rho")
+    return _solve_only(_kinf_solve_batched, prepare("kinf_solve", p, v, rho=rho))
 
 
-def _full_solution(name: str, batched, p, v, level, level_name: str) -> KLSolution:
-    """``batched`` (a solver returning the :class:`KLSolution` fields first) on the
-    checked arguments, without derivatives."""
-    p, v, level = _prepare(name, p, v, level, level_name)
-    args = (lax.stop_gradient(a) for a in (p, v, level))
-    return KLSolution(*batched(*args)[:5])
+def _solve_only(solve, args: tuple[Array, Array, Array]) -> KLSolution:
+    """The :class:`KLSolution` of a batched solve, with no gradient flowing into it."""
+    return KLSolution(*solve(*(lax.stop_gradient(a) for a in args))[:5])
 
 
 def _index_str(index) -> str:
@@ -1005,7 +1055,7 @@ def check_indices_inputs(p: ArrayLike, v: ArrayLike, level: ArrayLike | None = N
                             f"{name} (call it outside jit, on the values you will pass)")
     p_np, v_np = np.asarray(p), np.asarray(v)
     level_np = np.asarray(0.0 if level is None else level)
-    _check_shapes("check_indices_inputs", p_np, v_np, level_np, level_name)
+    check_shapes("check_indices_inputs", p_np, v_np, **{level_name: level_np})
     for name, x in (("p", p_np), ("v", v_np)):
         if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
             raise ValueError(f"{name} must be real numbers, got dtype {x.dtype}")
