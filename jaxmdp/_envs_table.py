@@ -97,7 +97,8 @@ def measures(mdp) -> dict[str, int | float]:
         >>> row["S"], row["A"], round(row["gain"], 4)
         (6, 2, 0.875)
     """
-    from jaxmdp.planning import regret_lower_bound, solve_average_reward
+    from jaxmdp.analysis.lower_bound import regret_lower_bound
+    from jaxmdp.planning import solve_average_reward
 
     gain = solve_average_reward(mdp)[0]
     bound = regret_lower_bound(mdp)

@@ -32,9 +32,9 @@ SHARED_RUNS = {
     # incremental planner refreshed every 16 rounds (across the chunk boundary), 7
     # replications (blocks of 3, 3 and 1 in test_blocked_replications_equal_one_batch;
     # 2, 2, 2 and 1, padded, on 4 devices).
-    "ps_garnet": ("garnet-8-3-4/key5", "ps", {},
+    "ps_garnet": ("garnet-8-3-4/key5", "ps", dict(refresh_every=16),
                   dict(horizon=120, replications=7, seed=7, record_every=2, chunk_size=60,
-                       refresh_every=16, record_path=True)),
+                       record_path=True)),
     # The same learning Bernoulli rewards; its options are the agent's own, not simulate's.
     "ps_learner_garnet": ("garnet-8-3-4/key5+bernoulli", "ps",
                           dict(known_rewards=False, refresh_every=16),
