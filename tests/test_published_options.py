@@ -90,3 +90,29 @@ def test_imed_indices_are_the_published_formulas():
 def test_imed_indices_agree_with_the_numpy_loop(index, loop):
     assert_same_mean(jax_final_regrets("imed_rl", 16, horizon=1000, index=index),
                      numpy_final_regrets(loop, 16, horizon=1000))
+
+
+def _masked_paper_mdp():
+    mdp = jm.envs.make("paper-mdp")
+    mask = np.asarray(mdp.mask).copy()
+    mask[1, 1] = False
+    return jm.MDP(mdp.P, mdp.R, jnp.asarray(mask))
+
+
+@pytest.mark.parametrize("options", [("ucrl2b", {}), ("ucrl3", {}), ("ucrl3", {"lazy": True}),
+                                     ("psrl", {}), ("imed_rl", {"index": "authors"}),
+                                     ("kl_ucrl", {"ties": "random_least_visited"})])
+def test_new_agents_run_batched_and_respect_the_mask(options):
+    name, opts = options
+    traj = jm.simulate(_masked_paper_mdp(), jm.get_agent(name, **opts), 200, 3, seed=1,
+                       progress=False, record_path=True)
+    states, actions = np.asarray(traj.states), np.asarray(traj.actions)
+    assert not np.any((states == 1) & (actions == 1))
+    assert np.all(np.isfinite(np.asarray(traj.regret)))
+
+
+def test_every_registered_agent_runs_under_simulate():
+    env = jm.envs.make("riverswim-6")
+    for name in jm.agent_names():
+        traj = jm.simulate(env, jm.get_agent(name), 30, 2, seed=0, progress=False)
+        assert np.all(np.isfinite(np.asarray(traj.regret))), name

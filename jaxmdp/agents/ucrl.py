@@ -99,14 +99,14 @@ import numpy as np
 from jax import lax
 
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.analysis.lower_bound import check_unit_rewards
 from jaxmdp.agents.confidence import (
     ucrl2b_reward_upper,
     ucrl2b_transition_box,
     ucrl3_reward_upper,
     ucrl3_transition_bounds,
 )
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.analysis.lower_bound import check_unit_rewards
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
 from jaxmdp.planning.evi import BoxBounds, UCRL3Bounds
 
