@@ -54,8 +54,11 @@ ALGORITHMS = {
     "PSRL": ("PSRL", "PSRL", "delta", ("psrl", {}), "psrl"),
     "IMED-RL": ("IMED_RL", "IMEDRL", "plain", ("imed_rl", {"index": "statisticalrl"}),
                 "imed_rl_statisticalrl"),
-    "UCRL3_lazy": ("UCRL3", "UCRL3_lazy", "delta", ("ucrl3", {"lazy": True}), "ucrl3_lazy"),
-    "UCRL3": ("UCRL3", "UCRL3", "delta", ("ucrl3", {}), "ucrl3"),
+    "UCRL3_lazy": ("UCRL3", "UCRL3_lazy", "delta",
+                   ("ucrl3", {"lazy": True, "key_sums": True, "bisection_tol": 1e-4}),
+                   "ucrl3_lazy"),
+    "UCRL3": ("UCRL3", "UCRL3", "delta",
+              ("ucrl3", {"key_sums": True, "bisection_tol": 1e-4}), "ucrl3"),
     "UCRL2B": ("UCRL2B", "UCRL2B", "delta", ("ucrl2b", {}), "ucrl2b"),
 }
 
