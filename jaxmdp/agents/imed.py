@@ -42,12 +42,13 @@ Choices where the paper leaves things open:
   current action within its tolerance, else the lowest index.
 * The skeleton threshold uses ``max_b n[s, b]`` (not the state's visits ``n[s]``).
 
-The StatisticalRL implementation (``learners``, ``IMED_RL.py``) differs: it forces every action of a state once (least played
-first, random ties) before using the index, runs value iteration to a ``1e-3``
-tolerance every round, takes the level over all actions (``IMED_RL.py`` lines 147-148),
-keeps the empirical reward distribution (not the Bernoulli extreme) plus a pseudo-observation
-at 1/2 (its atom at 1 has weight zero, line 96), solves ``x`` by a bounded scalar
-minimiser and plays ``n x + ln n`` (line 178; ``index="statisticalrl"``).
+The StatisticalRL implementation (``learners``, ``IMED_RL.py``) differs: it forces every
+action of a state once (least played first, random ties) before using the index, runs
+value iteration to a ``1e-3`` tolerance every round, takes the level over all actions
+(``IMED_RL.py`` lines 147-148), keeps the empirical reward distribution (not the
+Bernoulli extreme) plus a pseudo-observation at 1/2 (its atom at 1 has weight zero, line
+96), solves ``x`` by a bounded scalar minimiser and plays ``n x + ln n`` (line 178;
+``index="statisticalrl"``).
 The authors' repository (``fabienpesquerel/IMED-RL``, ``learners/discreteMDPs/IRL.py``)
 has the same model, skeleton and forcing; there the index of an action below the level
 is ``n x + ln x`` with ``x = max E log(B - (value - mu_hat) y)`` over

@@ -1,4 +1,4 @@
-r"""Extended value iteration over L1 (UCRL2) and KL (KL-UCRL) confidence sets.
+r"""Extended value iteration over L1 (UCRL2), KL (KL-UCRL), box (UCRL2B) and UCRL3 sets.
 
 For a confidence set that is a product over the pairs :math:`(s, a)` of a ball around the
 estimate :math:`\hat p(s, a)` and an optimistic reward :math:`\tilde r(s, a)`, extended
@@ -16,7 +16,7 @@ greedy policy for :math:`u_i` is then :math:`\epsilon`-optimal in the extended M
 its gain there lies in :math:`[\min(u_{i+1} - u_i), \max(u_{i+1} - u_i)]` (Jaksch et al.
 2010, Theorem 7; Puterman 1994, Theorem 8.5.5).
 
-Two balls are supported, each solved exactly:
+Four kinds of sets are supported, each solved exactly:
 
 * ``"l1"`` (UCRL2): :math:`\{q : \|q - \hat p\|_1 \le d\}`. The maximiser (Jaksch et al.
   2010, Figure 2) moves :math:`\min(d/2, 1 - \hat p(s_1))` of mass onto a state
@@ -32,6 +32,14 @@ Two balls are supported, each solved exactly:
   :func:`jaxmdp.kl_ucb` and whose maximiser is :func:`jaxmdp.kl_ucb_solve`'s ``q``
   (it may put mass on a state where :math:`\hat p` is zero, section 3.2 of Filippi et
   al.). :math:`S A` one-dimensional root finds of size :math:`S` per sweep.
+* ``"box"`` (UCRL2B): :math:`\{q : l \le q \le h, \sum q = 1\}` with per-next-state
+  bounds (:class:`BoxBounds` as ``radius``); :func:`box_maximise` gives every state its
+  lower bound and the remaining mass to the states of highest :math:`u`, up to their
+  upper bounds (the linear programme's solution), one shared sort per sweep.
+* ``"ucrl3"`` (UCRL3, Bourel, Maillard & Talebi 2020): the box restricted to the
+  near-optimistic support of :func:`near_optimistic_support`, recomputed at every sweep
+  (:class:`UCRL3Bounds` as ``radius``); ``"ucrl3_key_sums"`` the same with the support
+  the published code computes (the empirical one plus the state of highest :math:`u`).
 
 The iterates are shifted by their minimum after each sweep (relative value iteration).
 Every :math:`q` in a ball sums to one, so the inner maxima commute with the shift and the
@@ -57,8 +65,8 @@ from jax.typing import ArrayLike
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
-__all__ = ["BALLS", "INNER_MAXIMISATIONS", "ConfidenceSet", "InnerMaximisation", "evi",
-           "evi_planner"]
+__all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
+           "UCRL3Bounds", "box_maximise", "evi", "evi_planner", "near_optimistic_support"]
 
 DEFAULT_MAX_STEPS = 10_000
 
@@ -364,8 +372,7 @@ def _l1_inner() -> InnerMaximisation:
 
 
 #: The inner maximisation of each ball :func:`evi` knows, built for the default backend.
-#: A new ball (e.g. a box, or a near-optimistic set) is one more entry: a function
-#: returning its :class:`InnerMaximisation`.
+#: A new ball is one more entry: a function returning its :class:`InnerMaximisation`.
 INNER_MAXIMISATIONS = {
     "l1": _l1_inner,
     "kl": lambda: InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True),
@@ -563,10 +570,13 @@ def evi(
         radius: the radii, shape ``[S, A]``: L1 radius :math:`d` (UCRL2:
             :math:`\sqrt{14 S \ln(2 A t_k / \delta) / \max(1, N_k(s, a))}`) or KL radius.
             Non-negative; an eager call raises on negative entries, a traced one treats
-            them as 0.
+            them as 0. For ``"box"`` a :class:`BoxBounds`, for ``"ucrl3"`` and
+            ``"ucrl3_key_sums"`` a :class:`UCRL3Bounds` (``p_hat`` then only fills the
+            ``q_opt`` rows of inadmissible pairs).
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all. A state
             whose row is all False keeps every action (as in :func:`jaxmdp.policy_iteration`).
-        ball: ``"l1"`` or ``"kl"`` (static).
+        ball: one of :data:`BALLS`: ``"l1"``, ``"kl"``, ``"box"``, ``"ucrl3"``,
+            ``"ucrl3_key_sums"`` (static).
         epsilon: the span tolerance, a positive scalar; may be traced (UCRL2 uses
             :math:`1/\sqrt{t_k}`). A traced ``epsilon <= 0`` runs to ``max_steps``.
         max_steps: the largest number of sweeps, a positive Python int.
