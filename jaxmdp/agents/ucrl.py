@@ -155,6 +155,9 @@ class UCRLConfig(NamedTuple):
             the exact maximisers, then the least visited of them by ``N_k``, stored as a
             uniform law and re-sampled at every step); ``"random_most_visited"`` keeps
             the most visited instead (``UCRL3_lazy``, ``UCRL3.py`` line 425).
+        warm_start: start each episode's EVI from the previous episode's values (the
+            StatisticalRL code, ``UCRL2.py`` line 78) instead of zeros (default, Jaksch
+            et al.).
     """
 
     ball: str = "l1"
@@ -164,11 +167,14 @@ class UCRLConfig(NamedTuple):
     max_evi_steps: int = 10_000
     cond: str = "chunked"
     ties: str = "lowest"
+    warm_start: bool = False
 
     @property
     def planner(self) -> Planner:
-        """The agent's planner: extended value iteration over ``ball``, from zeros."""
-        return evi_planner(self.ball, max_steps=self.max_evi_steps)
+        """The agent's planner: extended value iteration over ``ball``, from zeros (or,
+        with ``warm_start``, from the previous episode's values)."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps,
+                           warm_start=self.warm_start)
 
 
 class UCRL2BConfig(NamedTuple):
@@ -184,6 +190,7 @@ class UCRL2BConfig(NamedTuple):
         c_sqrt: the factor of the square-root term of both widths (2).
         c_lin: the factor of the linear term ``L / n`` (6).
         delta_split: ``delta' = delta / (delta_split S A)`` (18).
+        warm_start: start EVI from the previous episode's values (default, as published).
     """
 
     known_rewards: bool = False
@@ -195,6 +202,7 @@ class UCRL2BConfig(NamedTuple):
     c_sqrt: float = 2.0
     c_lin: float = 6.0
     delta_split: float = 18.0
+    warm_start: bool = True
 
     @property
     def ball(self) -> str:
@@ -203,8 +211,8 @@ class UCRL2BConfig(NamedTuple):
 
     @property
     def planner(self) -> Planner:
-        """Extended value iteration over the boxes, from zeros."""
-        return evi_planner("box", max_steps=self.max_evi_steps)
+        """Extended value iteration over the boxes."""
+        return evi_planner("box", max_steps=self.max_evi_steps, warm_start=self.warm_start)
 
 
 class UCRL3Config(NamedTuple):
@@ -222,6 +230,8 @@ class UCRL3Config(NamedTuple):
             value exceeds the inside one).
         key_sums: the published support computation (never extends the support).
         bisection_tol: ``None`` (exact bounds) or the published bisection's width.
+        warm_start: start EVI from the previous episode's values (``UCRL3``, lines
+            293-296) or from zeros (``UCRL3_lazy`` in effect, lines 433-437).
     """
 
     known_rewards: bool = False
@@ -233,6 +243,7 @@ class UCRL3Config(NamedTuple):
     lazy: bool = False
     key_sums: bool = False
     bisection_tol: float | None = None
+    warm_start: bool = True
 
     @property
     def ball(self) -> str:
@@ -241,8 +252,9 @@ class UCRL3Config(NamedTuple):
 
     @property
     def planner(self) -> Planner:
-        """Extended value iteration over UCRL3's near-optimistic sets, from zeros."""
-        return evi_planner(self.ball, max_steps=self.max_evi_steps)
+        """Extended value iteration over UCRL3's near-optimistic sets."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps,
+                           warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
@@ -265,6 +277,8 @@ class UCRLState(NamedTuple):
             not seen and do not enter).
         last_pair: the pair played at the previous round, int32 ``[2]``.
         last_sum: the reward sum of ``last_pair`` before that round, scalar.
+        values: the last EVI values (the next warm start), ``[S]``; ``None`` without
+            ``warm_start``.
     """
 
     policy: jax.Array
@@ -278,6 +292,7 @@ class UCRLState(NamedTuple):
     reward_squares: jax.Array | None = None
     last_pair: jax.Array | None = None
     last_sum: jax.Array | None = None
+    values: jax.Array | None = None
 
 
 def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
@@ -386,7 +401,8 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
     planner = config.planner
     mask = jnp.asarray(spec.mask, bool)
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
-    result, _ = planner.update(planner.init(model), ModelChange(model))
+    start = planner.init(model) if state.values is None else state.values
+    result, values = planner.update(start, ModelChange(model))
     visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
     if config.ties == "lowest":
         choices = state.choices
@@ -404,6 +420,7 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
         evi_unconverged=state.evi_unconverged
         + (result.status != Status.CONVERGED).astype(jnp.int32),
         choices=choices,
+        values=None if state.values is None else values.astype(state.values.dtype),
     )
 
 
@@ -420,9 +437,11 @@ def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
                       episode_visits=jnp.zeros((S, A), jnp.int32),
                       nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
                       evi_steps=zero, evi_unconverged=zero)
-    if config.ties == "lowest" and isinstance(config, UCRLConfig):
-        return state  # the original state: no tie sets, no reward squares
     dtype = jnp.asarray(spec.rewards).dtype
+    if config.warm_start:
+        state = state._replace(values=jnp.zeros(S, dtype))
+    if config.ties == "lowest" and isinstance(config, UCRLConfig):
+        return state  # no tie sets, no reward squares
     return state._replace(choices=jnp.ones((S, A), bool),
                           reward_squares=jnp.zeros((S, A), dtype),
                           last_pair=jnp.zeros(2, jnp.int32),
@@ -489,6 +508,8 @@ def _check_config(config: UCRLConfig) -> None:
         raise ValueError(f"cond must be one of {list(CONDS)}, got {config.cond!r}")
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
+    if not isinstance(config.warm_start, bool):
+        raise ValueError(f"warm_start must be a bool, got {config.warm_start!r}")
     if isinstance(config, UCRL2BConfig):
         for name in ("c_sqrt", "c_lin", "delta_split"):
             v = getattr(config, name)
@@ -520,7 +541,8 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
-               cond: str | None = None, ties: str = "lowest") -> Agent:
+               cond: str | None = None, ties: str = "lowest",
+               warm_start: bool = False) -> Agent:
     """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
 
     Args:
@@ -535,6 +557,8 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
             docstring); default ``"chunked"`` for UCRL2, ``"compact"`` for KL-UCRL.
         ties: ``"lowest"`` (default) or ``"random_least_visited"`` (the StatisticalRL
             rule, re-sampled at every step; :class:`UCRLConfig`).
+        warm_start: start each episode's EVI from the previous values (default False:
+            from zeros, Jaksch et al.; True: the StatisticalRL code).
 
     Returns:
         The :class:`~jaxmdp.Agent`.
@@ -547,7 +571,7 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
     if cond is None:
         cond = "chunked" if name == "ucrl2" else "compact"
     config = UCRLConfig(UCRL_AGENTS[name], known_rewards, delta, epsilon_rule,
-                        max_evi_steps, cond, ties)
+                        max_evi_steps, cond, ties, warm_start)
     _check_config(config)
     return Agent(name, _init, _step, config, _validate)
 
@@ -556,7 +580,7 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
                  epsilon_rule: str = "t", max_evi_steps: int = 10_000,
                  cond: str = "chunked", ties: str = "random_least_visited",
                  c_sqrt: float = 2.0, c_lin: float = 6.0,
-                 delta_split: float = 18.0) -> Agent:
+                 delta_split: float = 18.0, warm_start: bool = True) -> Agent:
     r"""UCRL2B (Fruit, Pirotta & Lazaric 2020) as in the StatisticalRL ``learners`` code.
 
     UCRL2's episodes (the doubling rule) and extended value iteration, with a box of
@@ -578,10 +602,10 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
     the highest values up to their upper bounds; the published code stops that loop once
     less than ``1e-8`` is left, ``UCRL2B.py`` line 101). EVI stops at span ``< 1/t_k``
     (``epsilon_rule="t"``); ties as the published code by default
-    (``ties="random_least_visited"``). Departures: EVI starts from zeros and stops on
-    ``sp(u_{i+1} - u_i)`` (the published code warm-starts and takes the span of
-    ``|u_{i+1} - u_i|``) and sorts the states at every sweep (the published first sweep
-    uses the identity order, line 113).
+    (``ties="random_least_visited"``) and warm-started from the previous episode's values
+    (``warm_start=True``). Departures: EVI stops on ``sp(u_{i+1} - u_i)`` (the published
+    code takes the span of ``|u_{i+1} - u_i|``) and sorts the states at every sweep (the
+    published first sweep uses the identity order, line 113).
 
     The other public versions use other constants (rlexplorer ``UCRL/Ucrl.py``
     lines 258-287 and Colosseum ``ucrl2.py`` lines 240-308:
@@ -599,6 +623,8 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
         c_sqrt: factor of the square-root terms (2).
         c_lin: factor of the linear terms (6).
         delta_split: the split of ``delta`` over ``S A`` pairs and bounds (18).
+        warm_start: start each episode's EVI from the previous values (default, as the
+            published code), else from zeros.
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"ucrl2b"``.
@@ -612,7 +638,7 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
         6.0
     """
     config = UCRL2BConfig(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
-                          c_sqrt, c_lin, delta_split)
+                          c_sqrt, c_lin, delta_split, warm_start)
     _check_config(config)
     return Agent("ucrl2b", _init, _step, config, _validate)
 
@@ -620,7 +646,8 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
 def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
                 bisection_tol: float | None = None, known_rewards: bool = False,
                 delta: float = 0.05, epsilon_rule: str = "t", max_evi_steps: int = 1_000,
-                cond: str = "chunked", ties: str | None = None) -> Agent:
+                cond: str = "chunked", ties: str | None = None,
+                warm_start: bool | None = None) -> Agent:
     r"""UCRL3 (Bourel, Maillard & Talebi 2020) as in the StatisticalRL ``learners`` code.
 
     UCRL2's episodes (the doubling rule, ``UCRL3.py`` line 361) with UCRL3's
@@ -650,9 +677,11 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
       121 episode starts of ``UCRL3_lazy``), the exact bounds changed the chosen policy at
       2 episode starts.
 
-    Every episode's EVI starts from zeros (the published ``UCRL3`` warm-starts from the
-    last values, ``UCRL3_lazy`` in effect does not, lines 433-437) and stops on
-    ``sp(u_{i+1} - u_i)`` (published: ``sp(|u_{i+1} - u_i|)``). Rewards are learned by
+    EVI starts from the previous episode's values (``warm_start``, default for
+    ``UCRL3``; ``UCRL3_lazy`` in effect starts from zeros, lines 433-437, the default with
+    ``lazy=True``) and stops on ``sp(u_{i+1} - u_i)`` (published: ``sp(|u_{i+1} - u_i|)``;
+    the warm start is the values at the start of the last sweep, the published code's
+    those at its end). Rewards are learned by
     default; their empirical variance comes from the squares of the observed rewards
     (initial counts' rewards are not seen and count as zero variance).
 
@@ -667,6 +696,8 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
         cond: episode-start batching (:class:`UCRLConfig`).
         ties: default ``"random_least_visited"`` (``"random_most_visited"`` with
             ``lazy=True``); or ``"lowest"``.
+        warm_start: start each episode's EVI from the previous values; default True
+            (``UCRL3``), False with ``lazy=True`` (``UCRL3_lazy``).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"ucrl3"``.
@@ -681,8 +712,10 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
     """
     if ties is None:
         ties = "random_most_visited" if lazy is True else "random_least_visited"
+    if warm_start is None:
+        warm_start = lazy is not True
     config = UCRL3Config(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
-                         lazy, key_sums, bisection_tol)
+                         lazy, key_sums, bisection_tol, warm_start)
     _check_config(config)
     return Agent("ucrl3", _init, _step, config, _validate)
 
