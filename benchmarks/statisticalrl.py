@@ -47,10 +47,12 @@ sys.path.insert(0, str(HERE))
 
 # published class -> (module, class, constructor kind), jaxmdp (name, options), NumPy loop
 ALGORITHMS = {
-    "UCRL2": ("UCRL2", "UCRL2", "delta", ("ucrl2", {"ties": "random_least_visited",
-                                                     "epsilon_rule": "t"}), "ucrl2"),
+    "UCRL2": ("UCRL2", "UCRL2", "delta",
+              ("ucrl2", {"ties": "random_least_visited", "epsilon_rule": "t",
+                         "warm_start": True}), "ucrl2"),
     "KL-UCRL": ("KLUCRL", "KLUCRL", "delta",
-                ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t"}), None),
+                ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t",
+                             "warm_start": True}), None),
     "PSRL": ("PSRL", "PSRL", "delta", ("psrl", {}), "psrl"),
     "IMED-RL": ("IMED_RL", "IMEDRL", "plain", ("imed_rl", {"index": "statisticalrl"}),
                 "imed_rl_statisticalrl"),

@@ -44,19 +44,38 @@ def test_random_ties_resample_at_every_step():
 @pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
 def test_ties_option_is_checked_and_default_is_lowest(name):
     assert jm.get_agent(name).config.ties == "lowest"
+    assert jm.get_agent(name).config.warm_start is False
     with pytest.raises(ValueError, match="ties"):
         jm.get_agent(name, ties="random")
+    with pytest.raises(ValueError, match="warm_start"):
+        jm.get_agent(name, warm_start=1)
+
+
+def test_warm_start_carries_the_values_between_episodes():
+    """With ``warm_start`` the state keeps the last EVI values: after a run they are the
+    values EVI returns from them on the last episode's confidence set (a fixed point up
+    to the tolerance), and without it the state has none."""
+    env = jm.envs.make("riverswim-6")
+    traj = jm.simulate(env, jm.get_agent("ucrl2", warm_start=True), 300, 2, seed=0,
+                       progress=False)
+    values = np.asarray(traj.agent_state.values)
+    assert values.shape == (2, 6) and np.all(values.min(axis=1) == 0)
+    assert np.any(values > 0)
+    cold = jm.simulate(env, jm.get_agent("ucrl2"), 300, 2, seed=0, progress=False)
+    assert cold.agent_state.values is None
 
 
 def test_ucrl2_random_ties_agree_with_the_numpy_loop():
     assert_same_mean(
-        jax_final_regrets("ucrl2", 24, ties="random_least_visited", epsilon_rule="t"),
+        jax_final_regrets("ucrl2", 24, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True),
         numpy_final_regrets("ucrl2", 24))
 
 
 def test_kl_ucrl_random_ties_agree_with_the_numpy_loop():
     assert_same_mean(
-        jax_final_regrets("kl_ucrl", 16, ties="random_least_visited", epsilon_rule="t"),
+        jax_final_regrets("kl_ucrl", 16, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True),
         numpy_final_regrets("kl_ucrl", 16))
 
 
