@@ -126,12 +126,15 @@ def run_published(get_module, name, P, R, horizon, replications, seed, delta):
     return np.array(finals)
 
 
-def run_jaxmdp(name, horizon, replications, seed, delta):
-    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason."""
+def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
+    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason.
+    With ``kl_ucrl_bug``, KL-UCRL runs with ``search_up_bug=True``."""
     import jaxmdp as jm
 
     agent_name, options = ALGORITHMS[name][3]
     options = dict(options)
+    if kl_ucrl_bug and name == "KL-UCRL":
+        options["search_up_bug"] = True
     try:
         probe = jm.get_agent(agent_name, **options)
         if hasattr(probe.config, "delta"):
@@ -181,7 +184,8 @@ def main(argv=None):
                     help="also run benchmarks/numpy_baselines25.py's loops")
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--kl-ucrl-bug", action="store_true",
-                    help="the NumPy KL-UCRL loop reproduces the published search_up")
+                    help="the NumPy KL-UCRL loop and jaxmdp's kl_ucrl reproduce the "
+                         "published search_up")
     ap.add_argument("--out", default=str(HERE.parent / "results"))
     args = ap.parse_args(argv)
     if not args.learners_dir:
@@ -215,7 +219,7 @@ def main(argv=None):
             line += f" | numpy {ns[0]:9.1f} +- {ns[1]:6.1f} z={z_stat(ps, ns):+5.2f}"
         if not args.no_jax:
             jf, what = run_jaxmdp(name, args.horizon, args.jax_replications, args.seed,
-                                  args.delta)
+                                  args.delta, args.kl_ucrl_bug)
             row["jaxmdp_agent"] = what
             if jf is None:
                 line += f" | jaxmdp: skipped ({what})"

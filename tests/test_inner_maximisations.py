@@ -136,3 +136,28 @@ def test_box_ball_evi_converges_and_checks_its_radius():
         jm.evi(P, mdp.R, np.zeros(mdp.R.shape), ball="box", epsilon=1e-8)
     with pytest.raises(ValueError, match=r"radius.upper must have shape"):
         jm.evi(P, mdp.R, BoxBounds(P, P[:, :1]), ball="box", epsilon=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kl_published_inner_is_the_numpy_maximiser_with_the_bug(seed):
+    """``ball="kl_published"`` against the NumPy ``kl_inner(search_up_bug=True)``
+    (``KLUCRL.MaxKL`` as published) on random rows, ties at the maximum and zeros."""
+    from jaxmdp.planning.evi import INNER_MAXIMISATIONS
+
+    solve = INNER_MAXIMISATIONS["kl_published"]().solve
+    rng = np.random.default_rng(seed)
+    S = 6
+    for trial in range(40):
+        counts = rng.integers(0, 4, S) * (rng.random(S) < 0.6)
+        p = counts / max(1, counts.sum())
+        u = rng.uniform(0, 3, S)
+        if trial % 3 == 0:
+            u[rng.integers(S)] = u.max()
+        if trial % 5 == 0:
+            u = np.round(u)
+        radius = rng.choice([0.01, 0.5, 5.0])
+        _, q = solve(jnp.asarray(p)[None, None], jnp.asarray(u), jnp.asarray([[radius]]), True)
+        np.testing.assert_allclose(np.asarray(q[0, 0]),
+                                   nb.kl_inner(p, u, radius, search_up_bug=True), atol=1e-14)
+    _, q = solve(jnp.asarray(p)[None, None], jnp.zeros(S), jnp.asarray([[0.5]]), True)
+    np.testing.assert_array_equal(np.asarray(q[0, 0]), p)  # all u below 1e-6: p_hat

@@ -79,6 +79,15 @@ def test_kl_ucrl_random_ties_agree_with_the_numpy_loop():
         numpy_final_regrets("kl_ucrl", 16))
 
 
+def test_kl_ucrl_search_up_bug_agrees_with_the_numpy_loop():
+    assert_same_mean(
+        jax_final_regrets("kl_ucrl", 16, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True, search_up_bug=True),
+        numpy_final_regrets("kl_ucrl", 16, search_up_bug=True))
+    with pytest.raises(ValueError, match="search_up_bug applies to 'kl_ucrl' only"):
+        jm.get_agent("ucrl2", search_up_bug=True)
+
+
 def test_imed_indices_are_the_published_formulas():
     """``x = ln B + K``: the published maximisation of ``E log(B - (V - mu) y)`` over
     ``y in [0, B / (B - mu))``, evaluated on a grid, equals ln B + jaxmdp's K."""

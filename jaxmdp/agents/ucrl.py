@@ -136,7 +136,8 @@ class UCRLConfig(NamedTuple):
     """Options of UCRL2 and KL-UCRL (all static).
 
     Attributes:
-        ball: ``"l1"`` (UCRL2) or ``"kl"`` (KL-UCRL); set by the agent's name.
+        ball: ``"l1"`` (UCRL2) or ``"kl"`` (KL-UCRL); set by the agent's name
+            (``"kl_published"``: KL-UCRL with ``search_up_bug=True``).
         known_rewards: plan with the environment's mean rewards (no reward radius) or
             learn them (default: these baselines learn rewards, in ``[0, 1]``).
         delta: the confidence parameter, in ``(0, 1)``.
@@ -372,6 +373,9 @@ def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig,
         C_P, C_R = kl_ucrl_constants(S, A, t_k, delta)
         radius = jnp.where(tried, C_P / n, jnp.inf)
         bonus = jnp.sqrt(C_R / n)
+        if config.ball == "kl_published":  # KLUCRL.py lines 180-189: zeros, C_P / max(1, N)
+            p_hat = counts.astype(dtype) / n[..., None]
+            radius = C_P / n
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     else:
@@ -542,7 +546,7 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
                cond: str | None = None, ties: str = "lowest",
-               warm_start: bool = False) -> Agent:
+               warm_start: bool = False, search_up_bug: bool = False) -> Agent:
     """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
 
     Args:
@@ -559,6 +563,11 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
             rule, re-sampled at every step; :class:`UCRLConfig`).
         warm_start: start each episode's EVI from the previous values (default False:
             from zeros, Jaksch et al.; True: the StatisticalRL code).
+        search_up_bug: KL-UCRL only: reproduce the StatisticalRL ``KLUCRL.py`` maximiser
+            with its bug (line 128 finds ``nu`` by ``search_up`` on a decreasing function,
+            so ``nu = max u + 10^7`` and ``q`` is nearly ``p_hat``; untried pairs keep a
+            zero ``p_hat``; ``ball="kl_published"`` of :func:`jaxmdp.evi`). Default False:
+            the exact maximiser.
 
     Returns:
         The :class:`~jaxmdp.Agent`.
@@ -570,8 +579,13 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         raise ValueError(f"name must be one of {list(UCRL_AGENTS)}, got {name!r}")
     if cond is None:
         cond = "chunked" if name == "ucrl2" else "compact"
-    config = UCRLConfig(UCRL_AGENTS[name], known_rewards, delta, epsilon_rule,
-                        max_evi_steps, cond, ties, warm_start)
+    if not isinstance(search_up_bug, bool):
+        raise ValueError(f"search_up_bug must be a bool, got {search_up_bug!r}")
+    if search_up_bug and name != "kl_ucrl":
+        raise ValueError(f"search_up_bug applies to 'kl_ucrl' only, got name {name!r}")
+    ball = "kl_published" if search_up_bug else UCRL_AGENTS[name]
+    config = UCRLConfig(ball, known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
+                        warm_start)
     _check_config(config)
     return Agent(name, _init, _step, config, _validate)
 

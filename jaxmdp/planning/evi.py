@@ -32,6 +32,9 @@ Four kinds of sets are supported, each solved exactly:
   :func:`jaxmdp.kl_ucb` and whose maximiser is :func:`jaxmdp.kl_ucb_solve`'s ``q``
   (it may put mass on a state where :math:`\hat p` is zero, section 3.2 of Filippi et
   al.). :math:`S A` one-dimensional root finds of size :math:`S` per sweep.
+* ``"kl_published"``: KL-UCRL's maximiser as the StatisticalRL code computes it, with
+  its ``search_up`` bug (``nu = max u + 10^7``, so ``q`` is nearly ``p_hat``), for
+  reproducing that code's numbers.
 * ``"box"`` (UCRL2B): :math:`\{q : l \le q \le h, \sum q = 1\}` with per-next-state
   bounds (:class:`BoxBounds` as ``radius``); :func:`box_maximise` gives every state its
   lower bound and the remaining mass to the states of highest :math:`u`, up to their
@@ -347,6 +350,48 @@ def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool =
     return box_maximise(lower, upper, u, with_q)
 
 
+def _kl_published_inner(p_hat, u, radius, with_q: bool):
+    """KL-UCRL's maximiser as the StatisticalRL code computes it (``KLUCRL.py`` lines
+    67-172, 183-186), with its ``search_up`` bug: ``nu = max_support u + 10^7``.
+
+    ``p_hat`` ``[S, A, S]`` (zeros for an untried pair), ``radius`` ``[S, A]``. While
+    every ``u`` is below ``1e-6`` the maximiser is ``p_hat`` itself. Otherwise, with the
+    support ``p_hat > 1e-8``: if a maximiser of ``u`` (``max u > 0``) lies outside it and
+    ``f(max u) < radius``, mass ``r = 1 - exp(f(max u) - radius)`` goes uniformly to those
+    maximisers and ``nu = max u`` (``f(nu) = sum p log(nu - u) + log sum p / (nu - u)``
+    over the support, ``-10^10`` when ``nu`` equals a support value or the support is
+    empty); else ``r = 0`` and ``nu = max_support u + 10^7`` (line 128). The support gets
+    ``(1 - r) w / sum w``, ``w = p_hat / (nu - u)`` (``p_hat 10^10`` within ``1e-5`` of
+    ``nu``).
+    """
+    support = p_hat > 1e-8
+    top_value = jnp.max(u)
+    outside_top = (u == top_value) & ~support
+    d = top_value - u
+    on_top = jnp.any(support & (d == 0), axis=-1)
+    empty = ~jnp.any(support, axis=-1)
+    safe_d = jnp.where(support & (d > 0), d, 1.0)
+    f_top = (jnp.sum(jnp.where(support, p_hat * jnp.log(safe_d), 0.0), axis=-1)
+             + jnp.log(jnp.maximum(jnp.sum(jnp.where(support, p_hat / safe_d, 0.0), axis=-1),
+                                   1e-300)))
+    f_top = jnp.where(on_top | empty, -1e10, f_top)
+    boundary = jnp.any(outside_top, axis=-1) & (top_value > 0) & (f_top < radius)
+    r = jnp.where(boundary, 1.0 - jnp.exp(f_top - radius), 0.0)
+    v_support = jnp.max(jnp.where(support, u, -jnp.inf), axis=-1)
+    nu = jnp.where(boundary, top_value, v_support + 1e7)
+    gap = nu[..., None] - u
+    w = jnp.where(jnp.abs(gap) < 1e-5, p_hat * 1e10,
+                  p_hat / jnp.where(jnp.abs(gap) < 1e-5, 1.0, gap))
+    w = jnp.where(support, w, 0.0)
+    total = jnp.sum(w, axis=-1, keepdims=True)
+    q = (1.0 - r)[..., None] * w / jnp.where(total > 0, total, 1.0)
+    count = jnp.maximum(jnp.sum(outside_top, axis=-1, keepdims=True), 1)
+    q = q + jnp.where(outside_top & boundary[..., None], r[..., None] / count, 0.0)
+    q = jnp.where(jnp.all(u < 1e-6), p_hat, q)
+    values = jnp.einsum("...y,y->...", q, u, precision=HIGHEST)
+    return values, (q if with_q else None)
+
+
 class InnerMaximisation(NamedTuple):
     """One kind of confidence ball for :func:`evi`: its inner maximisation.
 
@@ -376,6 +421,8 @@ def _l1_inner() -> InnerMaximisation:
 INNER_MAXIMISATIONS = {
     "l1": _l1_inner,
     "kl": lambda: InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True),
+    "kl_published": lambda: InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat,
+                                              True),
     "box": lambda: InnerMaximisation(_box_inner, lambda p_hat: None, False),
     "ucrl3": lambda: InnerMaximisation(_ucrl3_inner, lambda p_hat: None, False),
     "ucrl3_key_sums": lambda: InnerMaximisation(partial(_ucrl3_inner, key_sums=True),
@@ -575,8 +622,8 @@ def evi(
             ``q_opt`` rows of inadmissible pairs).
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all. A state
             whose row is all False keeps every action (as in :func:`jaxmdp.policy_iteration`).
-        ball: one of :data:`BALLS`: ``"l1"``, ``"kl"``, ``"box"``, ``"ucrl3"``,
-            ``"ucrl3_key_sums"`` (static).
+        ball: one of :data:`BALLS`: ``"l1"``, ``"kl"``, ``"kl_published"``, ``"box"``,
+            ``"ucrl3"``, ``"ucrl3_key_sums"`` (static).
         epsilon: the span tolerance, a positive scalar; may be traced (UCRL2 uses
             :math:`1/\sqrt{t_k}`). A traced ``epsilon <= 0`` runs to ``max_steps``.
         max_steps: the largest number of sweeps, a positive Python int.
