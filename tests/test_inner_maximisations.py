@@ -11,6 +11,7 @@ import pytest
 from scipy.optimize import linprog
 
 import jaxmdp as jm
+from jaxmdp import planning
 from jaxmdp.planning.evi import (
     BoxBounds,
     UCRL3Bounds,
@@ -108,7 +109,7 @@ def test_ucrl3_inner_is_the_linear_programme_on_its_support(seed, key_sums):
     b = _ucrl3_case(rng, S, A)
     u = rng.uniform(0, 3, S)
     ball = "ucrl3_key_sums" if key_sums else "ucrl3"
-    res = jm.evi(np.full((S, A, S), 1.0 / S), np.zeros((S, A)), b, ball=ball, epsilon=1.0,
+    res = planning.evi(np.full((S, A, S), 1.0 / S), np.zeros((S, A)), b, ball=ball, epsilon=1.0,
                  max_steps=1, u0=u)
     sup = np.asarray(near_optimistic_support(UCRL3Bounds(*map(jnp.asarray, b)),
                                              jnp.asarray(u), key_sums=key_sums))
@@ -129,13 +130,13 @@ def test_box_ball_evi_converges_and_checks_its_radius():
     mdp = jm.envs.make("riverswim-6")
     P = np.asarray(mdp.P)
     bounds = BoxBounds(np.clip(P - 0.1, 0, 1), np.clip(P + 0.1, 0, 1))
-    res = jm.evi(P, mdp.R, bounds, ball="box", epsilon=1e-8)
+    res = planning.evi(P, mdp.R, bounds, ball="box", epsilon=1e-8)
     assert int(res.status) == jm.planning.Status.CONVERGED
     np.testing.assert_allclose(np.asarray(res.q_opt).sum(-1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="radius must be a BoxBounds"):
-        jm.evi(P, mdp.R, np.zeros(mdp.R.shape), ball="box", epsilon=1e-8)
+        planning.evi(P, mdp.R, np.zeros(mdp.R.shape), ball="box", epsilon=1e-8)
     with pytest.raises(ValueError, match=r"radius.upper must have shape"):
-        jm.evi(P, mdp.R, BoxBounds(P, P[:, :1]), ball="box", epsilon=1e-8)
+        planning.evi(P, mdp.R, BoxBounds(P, P[:, :1]), ball="box", epsilon=1e-8)
 
 
 @pytest.mark.parametrize("seed", range(4))
