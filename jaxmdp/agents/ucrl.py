@@ -56,8 +56,17 @@ and what Filippi et al.'s maximiser (their section 3.2) gives for an empty ``p_h
 
 Where public implementations differ (as far as read): the StatisticalRL ``learners``
 UCRL2/KL-UCRL stop EVI at ``1/t`` (our ``epsilon_rule="t"``), break ties uniformly among
-the least-visited maximisers (ours: lowest index, as specified), warm-start EVI from the
-previous episode's values (ours: ``u_0 = 0``, Jaksch et al.) and cap EVI at 1000 sweeps.
+the least-visited maximisers and re-draw the action at every step (ours: lowest index, as
+specified; ``ties="random_least_visited"`` reproduces theirs, ``UCRL2.py`` lines 91-96,
+144), warm-start EVI from the previous episode's values (ours: ``u_0 = 0``, Jaksch et al.;
+``warm_start=True`` reproduces theirs) and cap EVI at 1000 sweeps; their KL-UCRL finds
+``nu`` with a bisection that moves the wrong way (``KLUCRL.py`` line 128: ``nu = max u +
+10^7``, so ``q`` is nearly ``p_hat``), which ``search_up_bug=True`` reproduces.
+
+**UCRL2B** and **UCRL3** (:func:`ucrl2b_agent`, :func:`ucrl3_agent`) share these episodes
+and this batching, with per-next-state bounds (:mod:`jaxmdp.agents.confidence`) and the
+``"box"`` and ``"ucrl3"`` sets of :func:`jaxmdp.evi`; their defaults follow the
+StatisticalRL code (random least-visited ties, ``1/t_k``, warm start).
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
 between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI for every
