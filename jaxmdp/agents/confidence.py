@@ -26,10 +26,11 @@ empirical transition probability, ``delta`` the per-bound confidence level) and 
   ``G`` with ``g(x) = (1/2 - x) / ln(1/x - 1)`` (``1/4`` at ``1/2``, 0 at 0 and 1),
   raised to ``0.5^(1/n)`` when ``p = 1``.
 
-Both conditions hold on an interval that starts at ``p`` (``x - p`` is linear and the
-bounds are concave in ``x``), so the bounds are the ends of those intervals. They are found
-here by 64 bisection steps on ``[p, 1]`` (``[0, p]``), which is machine precision in
-float64: the exact roots. The published code stops its bisection at a width of ``1e-4``
+Each condition holds at ``x = p`` and on an interval from there (``x - p`` is linear,
+the Bernstein bound concave; the tests check the end against a fine grid and against
+``brentq`` on the first crossing), so the bounds are the ends of those intervals. They
+are found here by 64 bisection steps on ``[p, 1]`` (``[0, p]``), which is machine
+precision in float64: the exact roots. The published code stops its bisection at a width of ``1e-4``
 and returns the inner end, up to ``1e-4`` less optimistic (``bisection_tol=1e-4``
 reproduces it).
 
