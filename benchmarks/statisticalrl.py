@@ -47,15 +47,20 @@ sys.path.insert(0, str(HERE))
 
 # published class -> (module, class, constructor kind), jaxmdp (name, options), NumPy loop
 ALGORITHMS = {
-    "UCRL2": ("UCRL2", "UCRL2", "delta", ("ucrl2", {"ties": "random_least_visited",
-                                                     "epsilon_rule": "t"}), "ucrl2"),
+    "UCRL2": ("UCRL2", "UCRL2", "delta",
+              ("ucrl2", {"ties": "random_least_visited", "epsilon_rule": "t",
+                         "warm_start": True}), "ucrl2"),
     "KL-UCRL": ("KLUCRL", "KLUCRL", "delta",
-                ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t"}), None),
+                ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t",
+                             "warm_start": True}), None),
     "PSRL": ("PSRL", "PSRL", "delta", ("psrl", {}), "psrl"),
     "IMED-RL": ("IMED_RL", "IMEDRL", "plain", ("imed_rl", {"index": "statisticalrl"}),
                 "imed_rl_statisticalrl"),
-    "UCRL3_lazy": ("UCRL3", "UCRL3_lazy", "delta", ("ucrl3", {"lazy": True}), "ucrl3_lazy"),
-    "UCRL3": ("UCRL3", "UCRL3", "delta", ("ucrl3", {}), "ucrl3"),
+    "UCRL3_lazy": ("UCRL3", "UCRL3_lazy", "delta",
+                   ("ucrl3", {"lazy": True, "key_sums": True, "bisection_tol": 1e-4}),
+                   "ucrl3_lazy"),
+    "UCRL3": ("UCRL3", "UCRL3", "delta",
+              ("ucrl3", {"key_sums": True, "bisection_tol": 1e-4}), "ucrl3"),
     "UCRL2B": ("UCRL2B", "UCRL2B", "delta", ("ucrl2b", {}), "ucrl2b"),
 }
 
@@ -121,12 +126,15 @@ def run_published(get_module, name, P, R, horizon, replications, seed, delta):
     return np.array(finals)
 
 
-def run_jaxmdp(name, horizon, replications, seed, delta):
-    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason."""
+def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
+    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason.
+    With ``kl_ucrl_bug``, KL-UCRL runs with ``search_up_bug=True``."""
     import jaxmdp as jm
 
     agent_name, options = ALGORITHMS[name][3]
     options = dict(options)
+    if kl_ucrl_bug and name == "KL-UCRL":
+        options["search_up_bug"] = True
     try:
         probe = jm.get_agent(agent_name, **options)
         if hasattr(probe.config, "delta"):
@@ -176,7 +184,8 @@ def main(argv=None):
                     help="also run benchmarks/numpy_baselines25.py's loops")
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--kl-ucrl-bug", action="store_true",
-                    help="the NumPy KL-UCRL loop reproduces the published search_up")
+                    help="the NumPy KL-UCRL loop and jaxmdp's kl_ucrl reproduce the "
+                         "published search_up")
     ap.add_argument("--out", default=str(HERE.parent / "results"))
     args = ap.parse_args(argv)
     if not args.learners_dir:
@@ -210,7 +219,7 @@ def main(argv=None):
             line += f" | numpy {ns[0]:9.1f} +- {ns[1]:6.1f} z={z_stat(ps, ns):+5.2f}"
         if not args.no_jax:
             jf, what = run_jaxmdp(name, args.horizon, args.jax_replications, args.seed,
-                                  args.delta)
+                                  args.delta, args.kl_ucrl_bug)
             row["jaxmdp_agent"] = what
             if jf is None:
                 line += f" | jaxmdp: skipped ({what})"

@@ -35,7 +35,7 @@ from jaxmdp import plotting, runner  # noqa: E402
 NAME = "compare"
 DEFAULT_ENVS = ("riverswim-6", "riverswim-25", "grid-4-room", "grid-2-room", "paper-mdp")
 PAPER_AGENTS = ("ucb", "dmed", "olp", "ps")
-BASELINES = ("ucrl2", "kl_ucrl", "tsde", "imed_rl", "optimistic_q")
+BASELINES = ("ucrl2", "kl_ucrl", "ucrl2b", "ucrl3", "tsde", "psrl", "imed_rl", "optimistic_q")
 
 
 def default_agents() -> list[str]:

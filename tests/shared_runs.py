@@ -35,6 +35,14 @@ SHARED_RUNS = {
     "ps_garnet": ("garnet-8-3-4/key5", "ps", dict(refresh_every=16),
                   dict(horizon=120, replications=7, seed=7, record_every=2, chunk_size=60,
                        record_path=True)),
+    # The agents reproducing published code (tests/test_sharding.py only): random ties
+    # re-drawn each step, UCRL3's near-optimistic EVI, UCRL2B's boxes, PSRL's episodes.
+    "ucrl2_random_ties": ("riverswim-6", "ucrl2",
+                          dict(ties="random_least_visited", warm_start=True),
+                          dict(horizon=200, replications=6, seed=4)),
+    "ucrl3": ("riverswim-6", "ucrl3", {}, dict(horizon=200, replications=6, seed=4)),
+    "ucrl2b": ("riverswim-6", "ucrl2b", {}, dict(horizon=200, replications=6, seed=4)),
+    "psrl": ("riverswim-6", "psrl", {}, dict(horizon=200, replications=6, seed=4)),
     # The same learning Bernoulli rewards; its options are the agent's own, not simulate's.
     "ps_learner_garnet": ("garnet-8-3-4/key5+bernoulli", "ps",
                           dict(known_rewards=False, refresh_every=16),

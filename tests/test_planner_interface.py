@@ -99,8 +99,9 @@ def test_evi_planner_with_zero_radius_finds_the_optimal_gain():
 
 
 def test_evi_planner_rejects_an_unknown_ball():
-    with pytest.raises(ValueError, match=r"ball must be one of \['l1', 'kl'\], got 'box'"):
-        planning.evi_planner("box")
+    with pytest.raises(ValueError, match=r"ball must be one of \['l1', 'kl', 'kl_published', "
+                                         r"'box', 'ucrl3', 'ucrl3_key_sums'\], got 'ball'"):
+        planning.evi_planner("ball")
 
 
 def test_planner_factories_return_the_same_object_for_the_same_options():

@@ -7,8 +7,9 @@ and KL-UCRL (16 replications, paths recorded), TSDE (6 replications: 2, 2, 1 and
 padded) and IMED-RL, MDP-PS on a garnet with simulate's planner options and records of 2
 rounds over two chunks, and MDP-PS learning Bernoulli rewards with options of its own (7
 replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
-four devices. The one-device runs are those that test_ucrl.py, test_psrl_imed.py and
-test_scale.py check (simulated once per process).
+four devices; and the agents reproducing published code (UCRL2 with random ties and a warm
+start, UCRL3, UCRL2B, PSRL; 6 replications). The one-device runs are those that
+test_ucrl.py, test_psrl_imed.py and test_scale.py check (simulated once per process).
 """
 
 import sys

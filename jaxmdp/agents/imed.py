@@ -42,15 +42,20 @@ Choices where the paper leaves things open:
   current action within its tolerance, else the lowest index.
 * The skeleton threshold uses ``max_b n[s, b]`` (not the state's visits ``n[s]``).
 
-A public implementation differs: it forces every action of a state once (least played
-first, random ties) before using the index, runs value iteration to a ``1e-3``
-tolerance every round, keeps the empirical reward distribution (not the Bernoulli
-extreme) with an atom at the upper bound, and solves ``K`` by a bounded scalar minimiser.
+The StatisticalRL implementation (``learners``, ``IMED_RL.py``) differs: it forces every
+action of a state once (least played first, random ties) before using the index, runs
+value iteration to a ``1e-3`` tolerance every round, takes the level over all actions
+(``IMED_RL.py`` lines 147-148), keeps the empirical reward distribution (not the
+Bernoulli extreme) plus a pseudo-observation at 1/2 (its atom at 1 has weight zero, line
+96), solves ``x`` by a bounded scalar minimiser and plays ``n x + ln n`` (line 178;
+``index="statisticalrl"``).
 The authors' repository (``fabienpesquerel/IMED-RL``, ``learners/discreteMDPs/IRL.py``)
 has the same model, skeleton and forcing; there the index of an action below the level
 is ``n x + ln x`` with ``x = max E log(B - (value - mu_hat) y)`` over
 ``y in [0, B / (B - mu_hat) - 0.01]``, ``B = 1 + max v_hat`` (``x`` is ``ln B`` plus a
-``K``-like dual value), where ours has ``n K + ln n``.
+``K``-like dual value; ``index="authors"``), where ours has ``n K + ln n``. With
+``index="statisticalrl"`` or ``"authors"`` only the index changes; the other differences
+above stay.
 
 Example:
     >>> import jaxmdp as jm
@@ -71,7 +76,7 @@ from jaxmdp.analysis.lower_bound import bernoulli_joint
 from jaxmdp.indices.kl import kinf
 from jaxmdp.planning.policy_iteration import policy_iteration
 
-__all__ = ["IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]
+__all__ = ["INDICES", "IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]
 
 
 class IMEDConfig(NamedTuple):
@@ -80,9 +85,12 @@ class IMEDConfig(NamedTuple):
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
             rewards in ``[0, 1]``).
+        index: ``"paper"`` (``n K + ln n``), ``"statisticalrl"`` (``n x + ln n``) or
+            ``"authors"`` (``n x + ln x``), ``x = ln B + K`` (:func:`imed_index`).
     """
 
     known_rewards: bool = False
+    index: str = "paper"
 
 
 class IMEDState(NamedTuple):
@@ -121,8 +129,24 @@ def imed_model(counts, reward_sums, rewards, mask, *, known_rewards: bool):
     return p_hat, r_hat, skeleton, n
 
 
-def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool):
-    """``H(s, a) = n K + ln n`` for the actions of one state (module docstring, step 4).
+#: The index rules of :func:`imed_index`.
+INDICES = ("paper", "statisticalrl", "authors")
+
+
+def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool, index: str = "paper"):
+    """The index ``H(s, a)`` of the actions of one state (module docstring, step 4).
+
+    ``index="paper"``: ``H = n K + ln n``. The published codes maximise
+    ``E log(B - (V - mu_hat) y)`` over ``y`` with ``B = 1 + span(v_hat)`` (the upper
+    bound of ``V = reward + v_hat(next)`` when ``min v_hat = 0``), whose maximum is
+    ``x = ln B + K`` (``log(B - D y) = ln B + log(1 - D y / B)``: the Honda-Takemura dual
+    of ``K`` with upper bound ``B``), and play below the level
+    ``"statisticalrl"``: ``H = n x + ln n`` (StatisticalRL ``IMED_RL.py`` lines 146,
+    178: an extra ``n ln B``) or ``"authors"``: ``H = n x + ln x``
+    (``fabienpesquerel/IMED-RL``, ``IRL.py`` line 179); actions at the level get
+    ``ln n`` (``IMED_RL.py`` line 153). ``K`` is jaxmdp's (the Bernoulli extreme reward
+    law, exact dual); the published codes bound ``y`` by ``B / (B - mu_hat) - 0.01`` and
+    use the observed reward values with an atom at 1/2.
 
     Args:
         p_hat: ``[A, S]`` model rows of the state.
@@ -131,6 +155,7 @@ def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool):
         bias: ``v_hat``, ``[S]``.
         level: ``mu_hat``, scalar.
         known_rewards: static; divergence over the next state only.
+        index: ``"paper"``, ``"statisticalrl"`` or ``"authors"`` (static).
 
     Returns:
         ``[A]`` indices: ``-inf`` for untried actions, ``+inf`` where ``K`` is infinite.
@@ -142,8 +167,14 @@ def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool):
         divergence = jax.vmap(kinf, in_axes=(0, None, None))(joint, values, level)
     tried = n > 0
     safe_n = jnp.where(tried, n, 1.0)
-    index = jnp.where(divergence > 0, safe_n * divergence, 0.0) + jnp.log(safe_n)
-    return jnp.where(tried, index, -jnp.inf)
+    if index == "paper":
+        value = jnp.where(divergence > 0, safe_n * divergence, 0.0) + jnp.log(safe_n)
+    else:
+        x = jnp.log(1.0 + jnp.max(bias) - jnp.min(bias)) + divergence
+        below = (r_hat + p_hat @ bias) < level
+        tail = jnp.log(safe_n) if index == "statisticalrl" else jnp.log(x)
+        value = jnp.where(below, safe_n * x + tail, jnp.log(safe_n))
+    return jnp.where(tried, value, -jnp.inf)
 
 
 def _init(key, spec: EnvSpec, config: IMEDConfig) -> IMEDState:
@@ -162,20 +193,25 @@ def _step(key, state: IMEDState, obs: Observation, spec: EnvSpec, config: IMEDCo
     x = obs.state
     values = r_hat[x] + p_hat[x] @ bias
     level = jnp.max(jnp.where(skeleton[x], values, -jnp.inf))
-    index = imed_index(p_hat[x], r_hat[x], n[x], bias, level, config.known_rewards)
+    index = imed_index(p_hat[x], r_hat[x], n[x], bias, level, config.known_rewards,
+                       config.index)
     admissible = mask[x]
     action = jnp.argmin(jnp.where(admissible, index, jnp.inf))
     action = jnp.where(admissible[action], action, jnp.argmax(admissible)).astype(jnp.int32)
     return action, IMEDState(solution.policy.astype(jnp.int32), bias)
 
 
-def imed_rl_agent(*, known_rewards: bool = False) -> Agent:
+def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent:
     """IMED-RL (Pesquerel & Maillard 2022), configured.
 
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]``; ``validate`` rejects means outside ``[0, 1]`` and
             Gaussian rewards).
+        index: ``"paper"`` (``n K + ln n``, default), ``"statisticalrl"`` (the
+            StatisticalRL ``IMED_RL.py`` index ``n x + ln n``) or ``"authors"`` (the
+            authors' ``IRL.py`` index ``n x + ln x``), ``x = ln(1 + span v_hat) + K``
+            (:func:`imed_index`).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"imed_rl"``.
@@ -185,7 +221,10 @@ def imed_rl_agent(*, known_rewards: bool = False) -> Agent:
     """
     if not isinstance(known_rewards, bool):
         raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
-    return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards), validate_unit_rewards)
+    if index not in INDICES:
+        raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}")
+    return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index),
+                 validate_unit_rewards)
 
 
 register_agent("imed_rl", imed_rl_agent)

@@ -166,9 +166,10 @@ def get_agent(agent: str | Agent, **options) -> Agent:
     """The agent called ``agent``, configured by keyword ``options``.
 
     Names: ``"ucb"``, ``"dmed"``, ``"olp"``, ``"ps"`` (the paper's four,
-    :mod:`jaxmdp.agents.paper`), ``"ucrl2"``, ``"kl_ucrl"``
-    (:mod:`jaxmdp.agents.ucrl`), ``"tsde"`` (:mod:`jaxmdp.agents.psrl`) and ``"imed_rl"``
-    (:mod:`jaxmdp.agents.imed`). An :class:`Agent` is returned unchanged (then
+    :mod:`jaxmdp.agents.paper`), ``"ucrl2"``, ``"kl_ucrl"``, ``"ucrl2b"``, ``"ucrl3"``
+    (:mod:`jaxmdp.agents.ucrl`), ``"tsde"``, ``"psrl"`` (:mod:`jaxmdp.agents.psrl`),
+    ``"imed_rl"`` (:mod:`jaxmdp.agents.imed`) and ``"optimistic_q"``
+    (:mod:`jaxmdp.agents.qlearning`). An :class:`Agent` is returned unchanged (then
     ``options`` must be empty), so user-defined agents work wherever a name does.
 
     Args:

@@ -80,9 +80,12 @@ from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
     "BATCHINGS",
+    "PSRLConfig",
+    "PSRLState",
     "TSDEConfig",
     "TSDEState",
     "episode_ends",
+    "psrl_agent",
     "sample_mdp",
     "tsde_agent",
     "validate_unit_rewards",
@@ -260,3 +263,112 @@ def validate_unit_rewards(spec: EnvSpec, config) -> None:
 
 
 register_agent("tsde", tsde_agent)
+
+
+class PSRLConfig(NamedTuple):
+    """Options of PSRL (all static).
+
+    Attributes:
+        known_rewards: plan with the environment's mean rewards, or learn them (default;
+            rewards in ``[0, 1]``, Beta posterior).
+        batching: ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"`` (module
+            docstring).
+    """
+
+    known_rewards: bool = False
+    batching: str = "chunked"
+
+
+class PSRLState(NamedTuple):
+    """PSRL's state for one replication.
+
+    Attributes:
+        policy: the current episode's policy, int32 ``[S]``.
+        episode_visits: ``N_k(s, a)``, visits before the episode started, int32 ``[S, A]``.
+        nu: visits within the episode, int32 ``[S, A]``.
+        episodes: episodes started so far, int32.
+        bias: the bias of ``policy`` in the last sampled MDP (the next warm start), ``[S]``.
+    """
+
+    policy: jax.Array
+    episode_visits: jax.Array
+    nu: jax.Array
+    episodes: jax.Array
+    bias: jax.Array
+
+
+def _psrl_init(key, spec: EnvSpec, config: PSRLConfig) -> PSRLState:
+    del key, config
+    S, A = spec.num_states, spec.num_actions
+    policy = jnp.argmax(jnp.asarray(spec.mask, bool), axis=1).astype(jnp.int32)
+    return PSRLState(policy=policy, episode_visits=jnp.zeros((S, A), jnp.int32),
+                     nu=jnp.zeros((S, A), jnp.int32), episodes=jnp.int32(0),
+                     bias=jnp.zeros(S, jnp.asarray(spec.rewards).dtype))
+
+
+def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
+               config: PSRLConfig):
+    x = obs.state
+    action = state.policy[x]
+    new = (obs.step == 0) | (
+        state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action]))
+
+    def start(key, state, counts, reward_sums, rewards, mask):
+        P, R = sample_mdp(key, counts, reward_sums, rewards,
+                          known_rewards=config.known_rewards)
+        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
+                       default_rtol(P.dtype, P.shape[-1]))
+        solution = policy_iteration(P, R, mask, warm)
+        return PSRLState(policy=solution.policy.astype(jnp.int32),
+                         episode_visits=jnp.sum(counts, axis=-1).astype(jnp.int32),
+                         nu=jnp.zeros_like(state.nu), episodes=state.episodes + 1,
+                         bias=solution.bias.astype(state.bias.dtype))
+
+    def keep(key, state, *_):
+        return state
+
+    operands = (key, state, obs.counts, obs.reward_sums, jnp.asarray(spec.rewards),
+                jnp.asarray(spec.mask, bool))
+    branch = {"chunked": cond_chunked, "compact": cond_compact, "any": cond_any,
+              "cond": lax.cond}[config.batching]
+    state = branch(new, start, keep, *operands)
+    action = state.policy[x]
+    return action, state._replace(nu=state.nu.at[x, action].add(1))
+
+
+def psrl_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Agent:
+    """PSRL as in the StatisticalRL ``learners`` code (``PSRL.py``), planned exactly.
+
+    The posterior is TSDE's (:func:`sample_mdp`: ``Dirichlet(1 + N(s, a, .))`` per
+    transition row, ``Beta(1 + sum r, 1 + n - sum r)`` per learned reward, the published
+    prior and fractional updates, ``PSRL.py`` lines 20-22, 128-132), drawn with the exact
+    sampler of :mod:`jaxmdp.random`; one sample of the whole MDP per episode. Episodes
+    follow UCRL2's doubling rule (``PSRL.py`` line 116): a new episode starts when, in the
+    current state ``s``, the policy's action ``a`` has been played ``max(1, N_k(s, a))``
+    times in the episode. The sample is solved **exactly** (policy iteration, warm-started
+    as TSDE's, :func:`jaxmdp.policy_iteration`); the published code runs value iteration
+    to a span tolerance of ``1/t`` with random least-visited ties (lines 52-85). Sampled
+    rows have full support, so ties have probability zero.
+
+    Args:
+        known_rewards: plan with the environment's mean rewards; default False (learned
+            rewards in ``[0, 1]`` with a Beta posterior).
+        batching: episode-start conditional under vmap (module docstring).
+
+    Returns:
+        The :class:`~jaxmdp.Agent` named ``"psrl"``.
+
+    Raises:
+        ValueError: for an option of the wrong type or value, naming it.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> jm.get_agent("psrl").config.batching
+        'chunked'
+    """
+    config = PSRLConfig(known_rewards, batching)
+    _check_config(config)
+    return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards)
+
+
+register_agent("psrl", psrl_agent)

@@ -56,8 +56,17 @@ and what Filippi et al.'s maximiser (their section 3.2) gives for an empty ``p_h
 
 Where public implementations differ (as far as read): the StatisticalRL ``learners``
 UCRL2/KL-UCRL stop EVI at ``1/t`` (our ``epsilon_rule="t"``), break ties uniformly among
-the least-visited maximisers (ours: lowest index, as specified), warm-start EVI from the
-previous episode's values (ours: ``u_0 = 0``, Jaksch et al.) and cap EVI at 1000 sweeps.
+the least-visited maximisers and re-draw the action at every step (ours: lowest index, as
+specified; ``ties="random_least_visited"`` reproduces theirs, ``UCRL2.py`` lines 91-96,
+144), warm-start EVI from the previous episode's values (ours: ``u_0 = 0``, Jaksch et al.;
+``warm_start=True`` reproduces theirs) and cap EVI at 1000 sweeps; their KL-UCRL finds
+``nu`` with a bisection that moves the wrong way (``KLUCRL.py`` line 128: ``nu = max u +
+10^7``, so ``q`` is nearly ``p_hat``), which ``search_up_bug=True`` reproduces.
+
+**UCRL2B** and **UCRL3** (:func:`ucrl2b_agent`, :func:`ucrl3_agent`) share these episodes
+and this batching, with per-next-state bounds (:mod:`jaxmdp.agents.confidence`) and the
+``"box"`` and ``"ucrl3"`` sets of :func:`jaxmdp.evi`; their defaults follow the
+StatisticalRL code (random least-visited ties, ``1/t_k``, warm start).
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
 between replications; under ``vmap`` a plain ``lax.cond`` on it would run EVI for every
@@ -99,16 +108,28 @@ import numpy as np
 from jax import lax
 
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
+from jaxmdp.agents.confidence import (
+    ucrl2b_reward_upper,
+    ucrl2b_transition_box,
+    ucrl3_reward_upper,
+    ucrl3_transition_bounds,
+)
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
 from jaxmdp.analysis.lower_bound import check_unit_rewards
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
+from jaxmdp.planning.evi import BoxBounds, UCRL3Bounds
 
 __all__ = [
+    "TIES",
+    "UCRL2BConfig",
+    "UCRL3Config",
     "UCRL_AGENTS",
     "UCRLConfig",
     "UCRLState",
     "kl_ucrl_constants",
     "replay_episodes",
+    "ucrl2b_agent",
+    "ucrl3_agent",
     "ucrl_agent",
 ]
 
@@ -117,12 +138,15 @@ UCRL_AGENTS = {"ucrl2": "l1", "kl_ucrl": "kl"}
 
 EPSILON_RULES = ("sqrt", "t")
 CONDS = ("chunked", "compact", "cond_any", "lax")
+#: Tie rules of the episode's policy (see :class:`UCRLConfig`).
+TIES = ("lowest", "random_least_visited", "random_most_visited")
 
 class UCRLConfig(NamedTuple):
     """Options of UCRL2 and KL-UCRL (all static).
 
     Attributes:
-        ball: ``"l1"`` (UCRL2) or ``"kl"`` (KL-UCRL); set by the agent's name.
+        ball: ``"l1"`` (UCRL2) or ``"kl"`` (KL-UCRL); set by the agent's name
+            (``"kl_published"``: KL-UCRL with ``search_up_bug=True``).
         known_rewards: plan with the environment's mean rewards (no reward radius) or
             learn them (default: these baselines learn rewards, in ``[0, 1]``).
         delta: the confidence parameter, in ``(0, 1)``.
@@ -135,6 +159,15 @@ class UCRLConfig(NamedTuple):
             ``"cond_any"`` (no planning in rounds where no replication starts one; the
             whole batch plans in the others) or ``"lax"`` (a plain ``lax.cond``: the
             whole batch plans every round).
+        ties: ``"lowest"`` (default: the lowest action index among the exact maximisers
+            of EVI's last sweep, fixed for the episode) or ``"random_least_visited"``
+            (the StatisticalRL ``learners`` rule, ``UCRL2.py`` lines 91-96 and 144:
+            the exact maximisers, then the least visited of them by ``N_k``, stored as a
+            uniform law and re-sampled at every step); ``"random_most_visited"`` keeps
+            the most visited instead (``UCRL3_lazy``, ``UCRL3.py`` line 425).
+        warm_start: start each episode's EVI from the previous episode's values (the
+            StatisticalRL code, ``UCRL2.py`` line 78) instead of zeros (default, Jaksch
+            et al.).
     """
 
     ball: str = "l1"
@@ -143,11 +176,95 @@ class UCRLConfig(NamedTuple):
     epsilon_rule: str = "sqrt"
     max_evi_steps: int = 10_000
     cond: str = "chunked"
+    ties: str = "lowest"
+    warm_start: bool = False
 
     @property
     def planner(self) -> Planner:
-        """The agent's planner: extended value iteration over ``ball``, from zeros."""
-        return evi_planner(self.ball, max_steps=self.max_evi_steps)
+        """The agent's planner: extended value iteration over ``ball``, from zeros (or,
+        with ``warm_start``, from the previous episode's values)."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps,
+                           warm_start=self.warm_start)
+
+
+class UCRL2BConfig(NamedTuple):
+    """Options of UCRL2B (all static); the defaults are the StatisticalRL code's.
+
+    Attributes:
+        known_rewards: plan with the environment's mean rewards, or learn them (default).
+        delta: the confidence parameter, in ``(0, 1)``.
+        epsilon_rule: EVI's span tolerance, ``"t"`` (``1/t_k``, default) or ``"sqrt"``.
+        max_evi_steps: the most EVI sweeps per episode start.
+        cond: how episode starts are batched (:class:`UCRLConfig`).
+        ties: ``"random_least_visited"`` (default) or ``"lowest"`` (:class:`UCRLConfig`).
+        c_sqrt: the factor of the square-root term of both widths (2).
+        c_lin: the factor of the linear term ``L / n`` (6).
+        delta_split: ``delta' = delta / (delta_split S A)`` (18).
+        warm_start: start EVI from the previous episode's values (default, as published).
+    """
+
+    known_rewards: bool = False
+    delta: float = 0.05
+    epsilon_rule: str = "t"
+    max_evi_steps: int = 10_000
+    cond: str = "chunked"
+    ties: str = "random_least_visited"
+    c_sqrt: float = 2.0
+    c_lin: float = 6.0
+    delta_split: float = 18.0
+    warm_start: bool = True
+
+    @property
+    def ball(self) -> str:
+        """``"box"``: per-next-state bounds."""
+        return "box"
+
+    @property
+    def planner(self) -> Planner:
+        """Extended value iteration over the boxes."""
+        return evi_planner("box", max_steps=self.max_evi_steps, warm_start=self.warm_start)
+
+
+class UCRL3Config(NamedTuple):
+    """Options of UCRL3 (all static).
+
+    Attributes:
+        known_rewards: plan with the environment's mean rewards, or learn them (default).
+        delta: the confidence parameter, in ``(0, 1)``.
+        epsilon_rule: EVI's span tolerance, ``"t"`` (``1/t_k``, default) or ``"sqrt"``.
+        max_evi_steps: the most EVI sweeps per episode start (1000, ``UCRL3.py`` line 324).
+        cond: how episode starts are batched (:class:`UCRLConfig`).
+        ties: ``"random_least_visited"`` (``UCRL3``), ``"random_most_visited"``
+            (``UCRL3_lazy``) or ``"lowest"``.
+        lazy: ``UCRL3_lazy``'s EVI: no ``kappa`` (the support grows while the outside
+            value exceeds the inside one).
+        key_sums: the published support computation (never extends the support).
+        bisection_tol: ``None`` (exact bounds) or the published bisection's width.
+        warm_start: start EVI from the previous episode's values (``UCRL3``, lines
+            293-296) or from zeros (``UCRL3_lazy`` in effect, lines 433-437).
+    """
+
+    known_rewards: bool = False
+    delta: float = 0.05
+    epsilon_rule: str = "t"
+    max_evi_steps: int = 1_000
+    cond: str = "chunked"
+    ties: str = "random_least_visited"
+    lazy: bool = False
+    key_sums: bool = False
+    bisection_tol: float | None = None
+    warm_start: bool = True
+
+    @property
+    def ball(self) -> str:
+        """``"ucrl3"``, or ``"ucrl3_key_sums"`` for the published support."""
+        return "ucrl3_key_sums" if self.key_sums else "ucrl3"
+
+    @property
+    def planner(self) -> Planner:
+        """Extended value iteration over UCRL3's near-optimistic sets."""
+        return evi_planner(self.ball, max_steps=self.max_evi_steps,
+                           warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
@@ -162,6 +279,16 @@ class UCRLState(NamedTuple):
         episodes: episodes started so far, int32.
         evi_steps: EVI sweeps so far (all episodes), int32.
         evi_unconverged: episode starts whose EVI stopped at ``max_evi_steps``, int32.
+        choices: the actions the episode's policy draws from in each state (the tied
+            maximisers kept by ``ties``), bool ``[S, A]``; with ``ties="lowest"`` the
+            policy's action only.
+        reward_squares: sums of squared observed rewards of each pair, ``[S, A]`` (for
+            the empirical variances of UCRL2B and UCRL3; rewards of initial counts are
+            not seen and do not enter).
+        last_pair: the pair played at the previous round, int32 ``[2]``.
+        last_sum: the reward sum of ``last_pair`` before that round, scalar.
+        values: the last EVI values (the next warm start), ``[S]``; ``None`` without
+            ``warm_start``.
     """
 
     policy: jax.Array
@@ -171,6 +298,11 @@ class UCRLState(NamedTuple):
     episodes: jax.Array
     evi_steps: jax.Array
     evi_unconverged: jax.Array
+    choices: jax.Array | None = None
+    reward_squares: jax.Array | None = None
+    last_pair: jax.Array | None = None
+    last_sum: jax.Array | None = None
+    values: jax.Array | None = None
 
 
 def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
@@ -190,16 +322,58 @@ def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
     return C_P, C_R
 
 
-def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig):
+def _bernstein_confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config):
+    """UCRL2B's or UCRL3's ``(p_hat, r_tilde, bounds)`` (:mod:`.confidence`)."""
+    dtype = jnp.asarray(spec.rewards).dtype
+    S, A = spec.num_states, spec.num_actions
+    visits = jnp.sum(counts, axis=-1)
+    n = jnp.maximum(visits, 1).astype(dtype)
+    p_hat = counts.astype(dtype) / n[..., None]
+    mean = reward_sums.astype(dtype) / n
+    var = jnp.where(visits > 0, jnp.maximum(reward_squares / n - mean * mean, 0.0), jnp.inf)
+    if isinstance(config, UCRL2BConfig):
+        d = config.delta / (config.delta_split * S * A)
+        log_term = jnp.log(n / d)
+        lower, upper = ucrl2b_transition_box(p_hat, n[..., None], log_term[..., None],
+                                             config.c_sqrt, config.c_lin)
+        r_tilde = ucrl2b_reward_upper(mean, var, n, log_term, config.c_sqrt, config.c_lin)
+        bounds = BoxBounds(lower, upper)
+    else:
+        d = config.delta / (S * A * (3 + 3 * S))  # UCRL3.py line 13
+        support = counts > 0
+        lower, upper = ucrl3_transition_bounds(p_hat, visits[..., None], d,
+                                               bisection_tol=config.bisection_tol)
+        _, upper_out = ucrl3_transition_bounds(jnp.zeros_like(n), visits, d,
+                                               bisection_tol=config.bisection_tol)
+        r_tilde = ucrl3_reward_upper(mean, var, visits, d)
+        if config.lazy:
+            kappa = jnp.full((S, A), jnp.inf, dtype)
+        else:  # UCRL3.py lines 301, 305: 10 span(u) / Nkmax^(2/3) |empirical support|
+            top = jnp.max(visits).astype(dtype)
+            kappa = 10.0 / top ** (2.0 / 3.0) * jnp.sum(support, axis=-1).astype(dtype)
+        bounds = UCRL3Bounds(jnp.where(support, lower, 0.0), jnp.where(support, upper, 0.0),
+                             upper_out, support, kappa)
+    if config.known_rewards:
+        r_tilde = jnp.asarray(spec.rewards, dtype)
+    return p_hat, r_tilde, bounds
+
+
+def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig,
+                reward_squares=None):
     """``(p_hat, r_tilde, radius, epsilon)`` of the episode starting at round ``t``."""
     dtype = jnp.asarray(spec.rewards).dtype
     S, A = spec.num_states, spec.num_actions
+    t_k = jnp.asarray(t).astype(dtype)
+    epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
+    if not isinstance(config, UCRLConfig):
+        p_hat, r_tilde, bounds = _bernstein_confidence(counts, reward_sums, reward_squares,
+                                                       t, spec, config)
+        return p_hat, r_tilde, bounds, epsilon
     visits = jnp.sum(counts, axis=-1)
     tried = visits > 0
     n = jnp.maximum(visits, 1).astype(dtype)
     p_hat = jnp.where(tried[..., None], counts.astype(dtype) / n[..., None],
                       jnp.asarray(1.0 / S, dtype))
-    t_k = jnp.asarray(t).astype(dtype)
     delta = config.delta
     if config.ball == "l1":
         radius = jnp.sqrt(14.0 * S * jnp.log(2.0 * A * t_k / delta) / n)
@@ -208,6 +382,9 @@ def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig):
         C_P, C_R = kl_ucrl_constants(S, A, t_k, delta)
         radius = jnp.where(tried, C_P / n, jnp.inf)
         bonus = jnp.sqrt(C_R / n)
+        if config.ball == "kl_published":  # KLUCRL.py lines 180-189: zeros, C_P / max(1, N)
+            p_hat = counts.astype(dtype) / n[..., None]
+            radius = C_P / n
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     else:
@@ -215,25 +392,48 @@ def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig):
         r_tilde = r_hat + bonus
         if config.ball == "l1":
             r_tilde = jnp.minimum(r_tilde, 1.0)
-    epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
     return p_hat, r_tilde, radius, epsilon
+
+
+def tied_choices(p_opt, r_tilde, u, mask, visits, ties: str):
+    """The actions the episode's policy draws from: the exact maximisers of
+    ``r_tilde + q_opt . u``, then the least (``"random_least_visited"``) or most
+    (``"random_most_visited"``) visited of them (``UCRL2.py`` lines 91-96), bool
+    ``[S, A]``."""
+    q = jnp.where(mask, r_tilde + jnp.einsum("sax,x->sa", p_opt, u), -jnp.inf)
+    tied = q == jnp.max(q, axis=-1, keepdims=True)
+    v = visits if ties == "random_least_visited" else -visits
+    v = jnp.where(tied, v, jnp.iinfo(jnp.int32).max)
+    return tied & (v == jnp.min(v, axis=-1, keepdims=True))
 
 
 def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
-    p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, t, spec, config)
+    p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, t, spec, config,
+                                                  state.reward_squares)
     planner = config.planner
-    model = ConfidenceSet(p_hat, r_tilde, radius, spec.mask, epsilon)
-    result, _ = planner.update(planner.init(model), ModelChange(model))
-    return UCRLState(
+    mask = jnp.asarray(spec.mask, bool)
+    model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
+    start = planner.init(model) if state.values is None else state.values
+    result, values = planner.update(start, ModelChange(model))
+    visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
+    if config.ties == "lowest":
+        choices = state.choices
+    else:
+        mask = mask | ~jnp.any(mask, axis=-1, keepdims=True)
+        choices = tied_choices(result.q_opt, r_tilde.astype(result.bias.dtype), result.bias,
+                               mask, visits, config.ties)
+    return state._replace(
         policy=result.policy,
-        episode_visits=jnp.sum(counts, axis=-1).astype(jnp.int32),
+        episode_visits=visits,
         nu=jnp.zeros_like(state.nu),
         t_k=jnp.asarray(t, jnp.int32),
         episodes=state.episodes + 1,
         evi_steps=state.evi_steps + result.num_steps,
         evi_unconverged=state.evi_unconverged
         + (result.status != Status.CONVERGED).astype(jnp.int32),
+        choices=choices,
+        values=None if state.values is None else values.astype(state.values.dtype),
     )
 
 
@@ -243,19 +443,43 @@ def _keep(counts, reward_sums, t, state: UCRLState, mask, rewards) -> UCRLState:
 
 
 def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
-    del key, config
+    del key
     S, A = spec.num_states, spec.num_actions
     zero = jnp.zeros((), jnp.int32)
-    return UCRLState(policy=jnp.zeros(S, jnp.int32),
-                     episode_visits=jnp.zeros((S, A), jnp.int32),
-                     nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
-                     evi_steps=zero, evi_unconverged=zero)
+    state = UCRLState(policy=jnp.zeros(S, jnp.int32),
+                      episode_visits=jnp.zeros((S, A), jnp.int32),
+                      nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
+                      evi_steps=zero, evi_unconverged=zero)
+    dtype = jnp.asarray(spec.rewards).dtype
+    if config.warm_start:
+        state = state._replace(values=jnp.zeros(S, dtype))
+    if config.ties == "lowest" and isinstance(config, UCRLConfig):
+        return state  # no tie sets, no reward squares
+    return state._replace(choices=jnp.ones((S, A), bool),
+                          reward_squares=jnp.zeros((S, A), dtype),
+                          last_pair=jnp.zeros(2, jnp.int32),
+                          last_sum=jnp.zeros((), dtype))
+
+
+def _draw(key, state: UCRLState, x, config):
+    """The action at ``x``: the policy's, or a uniform draw among the tied choices."""
+    if config.ties == "lowest":
+        return state.policy[x]
+    return jax.random.categorical(key, jnp.where(state.choices[x], 0.0, -jnp.inf)).astype(
+        jnp.int32)
 
 
 def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLConfig):
-    del key
     x = obs.state
-    action = state.policy[x]
+    tracked = state.reward_squares is not None
+    if tracked:
+        # The reward of the previous round, from the change of its pair's reward sum.
+        px, pa = state.last_pair[0], state.last_pair[1]
+        reward = obs.reward_sums[px, pa] - state.last_sum
+        state = state._replace(reward_squares=state.reward_squares.at[px, pa].add(
+            jnp.where(obs.step > 0, reward * reward, 0.0)))
+    first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
+    action = _draw(first, state, x, config)
     start = (obs.step == 0) | (
         state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action]))
 
@@ -269,8 +493,15 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
               "lax": lax.cond}[config.cond]
     state = branch(start, plan, _keep, obs.counts, obs.reward_sums, obs.t, state,
                    spec.mask, spec.rewards)
-    action = state.policy[x]
-    return action, state._replace(nu=state.nu.at[x, action].add(1))
+    if config.ties == "lowest":
+        action = state.policy[x]
+    else:
+        action = jnp.where(start, _draw(second, state, x, config), action)
+    state = state._replace(nu=state.nu.at[x, action].add(1))
+    if tracked:
+        state = state._replace(last_pair=jnp.stack([x, action]).astype(jnp.int32),
+                               last_sum=obs.reward_sums[x, action].astype(state.last_sum.dtype))
+    return action, state
 
 
 def _check_config(config: UCRLConfig) -> None:
@@ -288,6 +519,25 @@ def _check_config(config: UCRLConfig) -> None:
         raise ValueError(f"max_evi_steps must be a positive integer, got {m!r}")
     if config.cond not in CONDS:
         raise ValueError(f"cond must be one of {list(CONDS)}, got {config.cond!r}")
+    if config.ties not in TIES:
+        raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
+    if not isinstance(config.warm_start, bool):
+        raise ValueError(f"warm_start must be a bool, got {config.warm_start!r}")
+    if isinstance(config, UCRL2BConfig):
+        for name in ("c_sqrt", "c_lin", "delta_split"):
+            v = getattr(config, name)
+            if (isinstance(v, bool) or not isinstance(v, numbers.Real)
+                    or not math.isfinite(v) or v < 0 or (name == "delta_split" and v <= 0)):
+                raise ValueError(f"{name} must be a non-negative finite number"
+                                 f"{' (positive)' if name == 'delta_split' else ''}, got {v!r}")
+    if isinstance(config, UCRL3Config):
+        for name in ("lazy", "key_sums"):
+            if not isinstance(getattr(config, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(config, name)!r}")
+        b = config.bisection_tol
+        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real)
+                              or not 0 < b < 1):
+            raise ValueError(f"bisection_tol must be None or a number in (0, 1), got {b!r}")
 
 
 def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
@@ -304,7 +554,8 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
-               cond: str | None = None) -> Agent:
+               cond: str | None = None, ties: str = "lowest",
+               warm_start: bool = False, search_up_bug: bool = False) -> Agent:
     """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
 
     Args:
@@ -317,6 +568,15 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         max_evi_steps: the most EVI sweeps per episode start (positive int).
         cond: ``"chunked"``, ``"compact"``, ``"cond_any"`` or ``"lax"`` (see the module
             docstring); default ``"chunked"`` for UCRL2, ``"compact"`` for KL-UCRL.
+        ties: ``"lowest"`` (default) or ``"random_least_visited"`` (the StatisticalRL
+            rule, re-sampled at every step; :class:`UCRLConfig`).
+        warm_start: start each episode's EVI from the previous values (default False:
+            from zeros, Jaksch et al.; True: the StatisticalRL code).
+        search_up_bug: KL-UCRL only: reproduce the StatisticalRL ``KLUCRL.py`` maximiser
+            with its bug (line 128 finds ``nu`` by ``search_up`` on a decreasing function,
+            so ``nu = max u + 10^7`` and ``q`` is nearly ``p_hat``; untried pairs keep a
+            zero ``p_hat``; ``ball="kl_published"`` of :func:`jaxmdp.evi`). Default False:
+            the exact maximiser.
 
     Returns:
         The :class:`~jaxmdp.Agent`.
@@ -328,10 +588,159 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         raise ValueError(f"name must be one of {list(UCRL_AGENTS)}, got {name!r}")
     if cond is None:
         cond = "chunked" if name == "ucrl2" else "compact"
-    config = UCRLConfig(UCRL_AGENTS[name], known_rewards, delta, epsilon_rule,
-                        max_evi_steps, cond)
+    if not isinstance(search_up_bug, bool):
+        raise ValueError(f"search_up_bug must be a bool, got {search_up_bug!r}")
+    if search_up_bug and name != "kl_ucrl":
+        raise ValueError(f"search_up_bug applies to 'kl_ucrl' only, got name {name!r}")
+    ball = "kl_published" if search_up_bug else UCRL_AGENTS[name]
+    config = UCRLConfig(ball, known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
+                        warm_start)
     _check_config(config)
     return Agent(name, _init, _step, config, _validate)
+
+
+def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
+                 epsilon_rule: str = "t", max_evi_steps: int = 10_000,
+                 cond: str = "chunked", ties: str = "random_least_visited",
+                 c_sqrt: float = 2.0, c_lin: float = 6.0,
+                 delta_split: float = 18.0, warm_start: bool = True) -> Agent:
+    r"""UCRL2B (Fruit, Pirotta & Lazaric 2020) as in the StatisticalRL ``learners`` code.
+
+    UCRL2's episodes (the doubling rule) and extended value iteration, with a box of
+    empirical-Bernstein bounds around every transition probability and a Bernstein
+    reward bound (:mod:`jaxmdp.agents.confidence`; ``UCRL2B.py`` lines 59-76). With
+    ``n = max(1, N_k(s, a))``, ``delta' = delta / (delta_split S A)`` and
+    ``L = ln(n / delta')``:
+
+    .. math::
+
+        \hat p \pm \Big(c_{\sqrt{}} \sqrt{\hat p (1 - \hat p) L / n} + c_{lin} L / n\Big)
+        \cap [0, 1], \qquad
+        \tilde r = \min\Big(1, \hat r + c_{\sqrt{}} \sqrt{\widehat{\mathrm{var}}\,
+        L / n} + c_{lin} L / n\Big),
+
+    ``var`` the population variance of the observed rewards (``+inf`` for an untried
+    pair: reward 1). The inner maximisation of EVI is the exact box maximiser
+    (:func:`jaxmdp.planning.evi.box_maximise`: lower bounds first, the remaining mass to
+    the highest values up to their upper bounds; the published code stops that loop once
+    less than ``1e-8`` is left, ``UCRL2B.py`` line 101). EVI stops at span ``< 1/t_k``
+    (``epsilon_rule="t"``); ties as the published code by default
+    (``ties="random_least_visited"``) and warm-started from the previous episode's values
+    (``warm_start=True``). Departures: EVI stops on ``sp(u_{i+1} - u_i)`` (the published
+    code takes the span of ``|u_{i+1} - u_i|``) and sorts the states at every sweep (the
+    published first sweep uses the identity order, line 113).
+
+    The other public versions use other constants (rlexplorer ``UCRL/Ucrl.py``
+    lines 258-287 and Colosseum ``ucrl2.py`` lines 240-308:
+    ``sqrt(14 var ell / n) + 49 ell / (3 max(1, N - 1))``, ``ell = ln(2 S A (t + 1) /
+    delta)``); ``c_sqrt``, ``c_lin`` and ``delta_split`` change StatisticalRL's.
+
+    Args:
+        known_rewards: plan with the true mean rewards (default False: learn them).
+        delta: confidence parameter in ``(0, 1)``.
+        epsilon_rule: ``"t"`` (default) or ``"sqrt"``.
+        max_evi_steps: the most EVI sweeps per episode start.
+        cond: episode-start batching (:class:`UCRLConfig`).
+        ties: ``"random_least_visited"`` (default), ``"random_most_visited"`` or
+            ``"lowest"``.
+        c_sqrt: factor of the square-root terms (2).
+        c_lin: factor of the linear terms (6).
+        delta_split: the split of ``delta`` over ``S A`` pairs and bounds (18).
+        warm_start: start each episode's EVI from the previous values (default, as the
+            published code), else from zeros.
+
+    Returns:
+        The :class:`~jaxmdp.Agent` named ``"ucrl2b"``.
+
+    Raises:
+        ValueError: for an option of the wrong type or value, naming it.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> jm.get_agent("ucrl2b").config.c_lin
+        6.0
+    """
+    config = UCRL2BConfig(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
+                          c_sqrt, c_lin, delta_split, warm_start)
+    _check_config(config)
+    return Agent("ucrl2b", _init, _step, config, _validate)
+
+
+def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
+                bisection_tol: float | None = None, known_rewards: bool = False,
+                delta: float = 0.05, epsilon_rule: str = "t", max_evi_steps: int = 1_000,
+                cond: str = "chunked", ties: str | None = None,
+                warm_start: bool | None = None) -> Agent:
+    r"""UCRL3 (Bourel, Maillard & Talebi 2020) as in the StatisticalRL ``learners`` code.
+
+    UCRL2's episodes (the doubling rule, ``UCRL3.py`` line 361) with UCRL3's
+    time-uniform bounds (:mod:`jaxmdp.agents.confidence`: per-transition
+    Bernstein / sub-Gaussian bounds with peeling, empirical-Bernstein and
+    Hoeffding-Laplace reward bounds, ``delta`` split over ``S A (3 + 3 S)``), and
+    extended value iteration over the near-optimistic sets
+    (:func:`jaxmdp.planning.evi.near_optimistic_support`, recomputed at every sweep; the
+    inner maximum is the box maximiser on that support, ``max_proba``, lines 264-290),
+    stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325).
+
+    * ``lazy=False`` (``UCRL3``): the support grows while the outside value exceeds
+      ``min(kappa, inside value)``, ``kappa = 10 span(u) / N_max^(2/3) |empirical
+      support|`` (lines 301, 305); ties to the least visited maximisers (line 313).
+    * ``lazy=True`` (``UCRL3_lazy``, the class the StatisticalRL experiment scripts run
+      under the name "UCRL3"): no ``kappa`` (line 410) and ties to the *most* visited
+      maximisers (line 425). Departure: the published lazy EVI recomputes the supports
+      every 5 sweeps after the first 5 (lines 412-414); here every sweep (the same
+      fixed point; only the sweep at which the tolerance is met can differ).
+    * ``key_sums=True`` reproduces the published support computation, which sums the
+      keys of a dict where it means its values (lines 175, 193) and therefore never
+      extends the support beyond the empirical one plus the state of highest value.
+      The default follows the definition (``key_sums=False``).
+    * The transition bounds are the exact ends of their intervals (64 bisection steps);
+      ``bisection_tol=1e-4`` reproduces the published bisection, which is up to ``1e-4``
+      less optimistic. Fed the published learner's own data (3 runs of ``T = 3,000``,
+      121 episode starts of ``UCRL3_lazy``), the exact bounds changed the chosen policy at
+      2 episode starts.
+
+    EVI starts from the previous episode's values (``warm_start``, default for
+    ``UCRL3``; ``UCRL3_lazy`` in effect starts from zeros, lines 433-437, the default with
+    ``lazy=True``) and stops on ``sp(u_{i+1} - u_i)`` (published: ``sp(|u_{i+1} - u_i|)``;
+    the warm start is the values at the start of the last sweep, the published code's
+    those at its end). Rewards are learned by
+    default; their empirical variance comes from the squares of the observed rewards
+    (initial counts' rewards are not seen and count as zero variance).
+
+    Args:
+        lazy: ``UCRL3_lazy`` (see above).
+        key_sums: the published support (see above).
+        bisection_tol: ``None`` (exact bounds, default) or the published ``1e-4``.
+        known_rewards: plan with the true mean rewards (default False: learn them).
+        delta: confidence parameter in ``(0, 1)``.
+        epsilon_rule: ``"t"`` (default) or ``"sqrt"``.
+        max_evi_steps: the most EVI sweeps per episode start (1000).
+        cond: episode-start batching (:class:`UCRLConfig`).
+        ties: default ``"random_least_visited"`` (``"random_most_visited"`` with
+            ``lazy=True``); or ``"lowest"``.
+        warm_start: start each episode's EVI from the previous values; default True
+            (``UCRL3``), False with ``lazy=True`` (``UCRL3_lazy``).
+
+    Returns:
+        The :class:`~jaxmdp.Agent` named ``"ucrl3"``.
+
+    Raises:
+        ValueError: for an option of the wrong type or value, naming it.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> jm.get_agent("ucrl3", lazy=True).config.ties
+        'random_most_visited'
+    """
+    if ties is None:
+        ties = "random_most_visited" if lazy is True else "random_least_visited"
+    if warm_start is None:
+        warm_start = lazy is not True
+    config = UCRL3Config(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
+                         lazy, key_sums, bisection_tol, warm_start)
+    _check_config(config)
+    return Agent("ucrl3", _init, _step, config, _validate)
 
 
 def replay_episodes(states, actions, num_states: int, num_actions: int,
@@ -390,3 +799,5 @@ def replay_episodes(states, actions, num_states: int, num_actions: int,
 
 for _name in UCRL_AGENTS:
     register_agent(_name, lambda _n=_name, **options: ucrl_agent(_n, **options))
+register_agent("ucrl2b", ucrl2b_agent)
+register_agent("ucrl3", ucrl3_agent)

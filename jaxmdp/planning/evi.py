@@ -1,4 +1,4 @@
-r"""Extended value iteration over L1 (UCRL2) and KL (KL-UCRL) confidence sets.
+r"""Extended value iteration over L1 (UCRL2), KL (KL-UCRL), box (UCRL2B) and UCRL3 sets.
 
 For a confidence set that is a product over the pairs :math:`(s, a)` of a ball around the
 estimate :math:`\hat p(s, a)` and an optimistic reward :math:`\tilde r(s, a)`, extended
@@ -16,7 +16,7 @@ greedy policy for :math:`u_i` is then :math:`\epsilon`-optimal in the extended M
 its gain there lies in :math:`[\min(u_{i+1} - u_i), \max(u_{i+1} - u_i)]` (Jaksch et al.
 2010, Theorem 7; Puterman 1994, Theorem 8.5.5).
 
-Two balls are supported, each solved exactly:
+Four kinds of sets are supported, each solved exactly:
 
 * ``"l1"`` (UCRL2): :math:`\{q : \|q - \hat p\|_1 \le d\}`. The maximiser (Jaksch et al.
   2010, Figure 2) moves :math:`\min(d/2, 1 - \hat p(s_1))` of mass onto a state
@@ -32,6 +32,17 @@ Two balls are supported, each solved exactly:
   :func:`jaxmdp.kl_ucb` and whose maximiser is :func:`jaxmdp.kl_ucb_solve`'s ``q``
   (it may put mass on a state where :math:`\hat p` is zero, section 3.2 of Filippi et
   al.). :math:`S A` one-dimensional root finds of size :math:`S` per sweep.
+* ``"kl_published"``: KL-UCRL's maximiser as the StatisticalRL code computes it, with
+  its ``search_up`` bug (``nu = max u + 10^7``, so ``q`` is nearly ``p_hat``), for
+  reproducing that code's numbers.
+* ``"box"`` (UCRL2B): :math:`\{q : l \le q \le h, \sum q = 1\}` with per-next-state
+  bounds (:class:`BoxBounds` as ``radius``); :func:`box_maximise` gives every state its
+  lower bound and the remaining mass to the states of highest :math:`u`, up to their
+  upper bounds (the linear programme's solution), one shared sort per sweep.
+* ``"ucrl3"`` (UCRL3, Bourel, Maillard & Talebi 2020): the box restricted to the
+  near-optimistic support of :func:`near_optimistic_support`, recomputed at every sweep
+  (:class:`UCRL3Bounds` as ``radius``); ``"ucrl3_key_sums"`` the same with the support
+  the published code computes (the empirical one plus the state of highest :math:`u`).
 
 The iterates are shifted by their minimum after each sweep (relative value iteration).
 Every :math:`q` in a ball sums to one, so the inner maxima commute with the shift and the
@@ -57,8 +68,8 @@ from jax.typing import ArrayLike
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
-__all__ = ["BALLS", "INNER_MAXIMISATIONS", "ConfidenceSet", "InnerMaximisation", "evi",
-           "evi_planner"]
+__all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
+           "UCRL3Bounds", "box_maximise", "evi", "evi_planner", "near_optimistic_support"]
 
 DEFAULT_MAX_STEPS = 10_000
 
@@ -146,6 +157,241 @@ def _kl_inner(p_hat: jax.Array, u: jax.Array, radius: jax.Array, with_q: bool):
     return sol.value, (sol.q if with_q else None)
 
 
+def box_maximise(lower: jax.Array, upper: jax.Array, u: jax.Array, with_q: bool):
+    r"""``max {q . u : lower <= q <= upper, sum q = 1}`` for all pairs at once.
+
+    The exact solution of this linear programme: every state gets its lower bound, then
+    the remaining mass :math:`1 - \sum_y \text{lower}(y)` goes to the states in
+    decreasing order of ``u``, each up to its upper bound. The order depends on ``u``
+    only, so it is sorted once and shared by every pair. If the upper bounds cannot hold
+    the remaining mass (``sum upper < 1``), the rest is dropped (``q`` sums to less than
+    one); if the lower bounds exceed it, ``q = lower``.
+
+    Args:
+        lower: lower bounds, ``[..., S]``, in ``[0, 1]``.
+        upper: upper bounds, ``[..., S]``, ``upper >= lower``.
+        u: the values, ``[S]``.
+        with_q: also return the maximisers (static).
+
+    Returns:
+        ``(values [...], q [..., S] or None)``.
+    """
+    order = jnp.argsort(u, stable=True)[::-1]  # decreasing u; ties: the higher index first
+    lo = jnp.take(lower, order, axis=-1)
+    room = jnp.maximum(jnp.take(upper, order, axis=-1) - lo, 0.0)
+    rest = 1.0 - jnp.sum(lower, axis=-1, keepdims=True)
+    before = jnp.cumsum(room, axis=-1) - room
+    add = jnp.clip(rest - before, 0.0, room)
+    q_sorted = lo + add
+    values = jnp.einsum("...y,y->...", q_sorted, u[order], precision=HIGHEST)
+    if not with_q:
+        return values, None
+    return values, jnp.take(q_sorted, jnp.argsort(order), axis=-1)
+
+
+class BoxBounds(NamedTuple):
+    """The ``radius`` of ``ball="box"`` (UCRL2B): per-next-state bounds.
+
+    Attributes:
+        lower: lower bounds of ``q(s, a, y)``, ``[S, A, S]``.
+        upper: upper bounds of ``q(s, a, y)``, ``[S, A, S]``.
+    """
+
+    lower: jax.Array
+    upper: jax.Array
+
+
+def _box_inner(data, u, bounds: BoxBounds, with_q: bool):
+    del data
+    return box_maximise(bounds.lower, bounds.upper, u, with_q)
+
+
+class UCRL3Bounds(NamedTuple):
+    """The ``radius`` of ``ball="ucrl3"``: UCRL3's bounds and near-optimistic support.
+
+    Attributes:
+        lower: lower bounds of ``q(s, a, y)`` on the empirical support (0 elsewhere),
+            ``[S, A, S]``.
+        upper: upper bounds of ``q(s, a, y)`` on the empirical support, ``[S, A, S]``.
+        upper_out: the upper bound of a next state outside the empirical support (that
+            of ``p_hat = 0``), ``[S, A]``.
+        support: the empirical support ``N(s, a, y) > 0``, bool ``[S, A, S]``.
+        kappa: the threshold ``kappa(s, a)`` of the support extension divided by
+            ``span(u)`` (``+inf``: compare with the inside value only; NaN: never
+            extend), ``[S, A]``.
+    """
+
+    lower: jax.Array
+    upper: jax.Array
+    upper_out: jax.Array
+    support: jax.Array
+    kappa: jax.Array
+
+
+def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
+                            key_sums: bool = False) -> jax.Array:
+    r"""UCRL3's near-optimistic support of every pair at the values ``u``.
+
+    Bourel, Maillard & Talebi (2020), as ``UCRL3.computeSupport`` (StatisticalRL
+    ``learners``, ``UCRL3.py`` lines 174-261) intends it. With ``p_u`` the upper bound
+    (``upper`` on the empirical support, ``upper_out`` outside) and ``p_l`` the lower one:
+
+    1. the support starts as the empirical one plus the state of highest ``u``;
+    2. *inside*: starting from ``p_u`` on the support, mass is removed from the states of
+       lowest ``u`` (each down to ``p_l``) until the total is at most one; *outside*: the
+       states outside the support, from the highest ``u`` down, get up to ``p_u`` each
+       until the total reaches one; ``v_in``, ``v_out`` are the two laws' values of
+       ``u - min u``;
+    3. while ``v_out > min(kappa span(u), v_in)``, the outside state of highest ``u`` joins
+       the support (it gets ``p_u`` inside if it lies above the point where the inside
+       removal stopped, and its outside mass is given to the next outside states), and
+       ``v_in``, ``v_out`` are recomputed.
+
+    ``key_sums=True`` reproduces the published code, whose helpers sum the keys of a
+    dict (state indices) where they mean its values (lines 175, 193): the outside value
+    stays 0, step 3 never runs and the support is the empirical one plus ``argmax u``.
+
+    Args:
+        bounds: a :class:`UCRL3Bounds`, arrays ``[S, A, S]`` / ``[S, A]``.
+        u: the values, ``[S]``.
+        key_sums: the published computation (static; see above).
+
+    Returns:
+        bool ``[S, A, S]``: the support of every pair.
+    """
+    S = u.shape[0]
+    order = jnp.argsort(u, stable=True)  # increasing u
+    best = order[-1]
+    start = bounds.support | (jnp.arange(S) == best)
+    if key_sums:
+        return start
+    w = u - jnp.min(u)
+    w_ord = w[order]
+    kappa = bounds.kappa * (jnp.max(u) - jnp.min(u))
+
+    def one(lower, upper, upper_out, emp, sup0, kap):
+        p_u = jnp.where(emp, upper, upper_out)[order]  # in increasing order of u
+        p_l = jnp.where(emp, lower, 0.0)[order]
+        sup0 = sup0[order]
+
+        def fill_in(p_in, present, sup, idx):
+            # Remove mass from the lowest present states until the total is at most one.
+            def cond(c):
+                p_in, idx = c
+                return (jnp.sum(jnp.where(present, p_in, 0.0)) > 1) & (idx < S)
+
+            def body(c):
+                p_in, idx = c
+                total = jnp.sum(jnp.where(present, p_in, 0.0))
+                new = jnp.maximum(jnp.maximum(0.0, p_in[idx] - total + 1), p_l[idx])
+                p_in = jnp.where(sup[idx] & present[idx], p_in.at[idx].set(new), p_in)
+                return p_in, idx + 1
+
+            return lax.while_loop(cond, body, (p_in, idx))
+
+        def fill_out(p_out, sup, idx):
+            # Give mass to the outside states from the highest u down, up to p_u each.
+            def cond(c):
+                p_out, idx = c
+                return (jnp.sum(p_out) < 1) & (idx >= 0)
+
+            def body(c):
+                p_out, idx = c
+                add = jnp.minimum(p_u[idx], jnp.maximum(0.0, 1 - jnp.sum(p_out)))
+                p_out = jnp.where(sup[idx], p_out, p_out.at[idx].set(add))
+                return p_out, idx - 1
+
+            return lax.while_loop(cond, body, (p_out, idx))
+
+        p_in0 = jnp.where(sup0, p_u, 0.0)
+        p_in, idx_in = fill_in(p_in0, sup0, sup0, 0)
+        p_out, idx_out = fill_out(jnp.zeros(S, u.dtype), sup0, S - 1)
+
+        def cond(c):
+            sup, present, p_in, idx_in, p_out, idx_out, ll = c
+            v_in = jnp.sum(jnp.where(present, p_in, 0.0) * w_ord)
+            v_out = jnp.sum(p_out * w_ord)
+            return (v_out > jnp.minimum(kap, v_in)) & (ll < S - 1)
+
+        def body(c):
+            sup, present, p_in, idx_in, p_out, idx_out, ll = c
+            # The highest state outside the support, at position S - 1 - ll or below.
+            positions = jnp.arange(S)
+            candidates = (~sup) & (positions <= S - 1 - ll)
+            pos = jnp.max(jnp.where(candidates, positions, -1))
+            found = pos >= 0
+            ll = jnp.where(found, S - 1 - pos, S - 1)
+            pos = jnp.maximum(pos, 0)
+            sup = sup.at[pos].set(sup[pos] | found)
+            inside = found & (pos > idx_in)
+            p_in = jnp.where(inside, p_in.at[pos].set(p_u[pos]), p_in)
+            present = present.at[pos].set(present[pos] | inside)
+            p_in, idx_in = fill_in(p_in, present, sup, idx_in)
+            p_out = jnp.where(found, p_out.at[pos].set(0.0), p_out)
+            p_out, idx_out = fill_out(p_out, sup, idx_out)
+            return sup, present, p_in, idx_in, p_out, idx_out, ll
+
+        init = (sup0, sup0, p_in, idx_in, p_out, idx_out, jnp.asarray(1))
+        sup = lax.while_loop(cond, body, init)[0]
+        return jnp.zeros(S, bool).at[order].set(sup)
+
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
+    out = jax.vmap(one)(flat(bounds.lower), flat(bounds.upper), flat(bounds.upper_out),
+                        flat(bounds.support), flat(start), flat(kappa))
+    return out.reshape(bounds.support.shape)
+
+
+def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
+    del data
+    support = near_optimistic_support(bounds, u, key_sums=key_sums)
+    lower = jnp.where(bounds.support, bounds.lower, 0.0)
+    upper = jnp.where(bounds.support, bounds.upper, bounds.upper_out[..., None])
+    upper = jnp.where(support, upper, lower)
+    return box_maximise(lower, upper, u, with_q)
+
+
+def _kl_published_inner(p_hat, u, radius, with_q: bool):
+    """KL-UCRL's maximiser as the StatisticalRL code computes it (``KLUCRL.py`` lines
+    67-172, 183-186), with its ``search_up`` bug: ``nu = max_support u + 10^7``.
+
+    ``p_hat`` ``[S, A, S]`` (zeros for an untried pair), ``radius`` ``[S, A]``. While
+    every ``u`` is below ``1e-6`` the maximiser is ``p_hat`` itself. Otherwise, with the
+    support ``p_hat > 1e-8``: if a maximiser of ``u`` (``max u > 0``) lies outside it and
+    ``f(max u) < radius``, mass ``r = 1 - exp(f(max u) - radius)`` goes uniformly to those
+    maximisers and ``nu = max u`` (``f(nu) = sum p log(nu - u) + log sum p / (nu - u)``
+    over the support, ``-10^10`` when ``nu`` equals a support value or the support is
+    empty); else ``r = 0`` and ``nu = max_support u + 10^7`` (line 128). The support gets
+    ``(1 - r) w / sum w``, ``w = p_hat / (nu - u)`` (``p_hat 10^10`` within ``1e-5`` of
+    ``nu``).
+    """
+    support = p_hat > 1e-8
+    top_value = jnp.max(u)
+    outside_top = (u == top_value) & ~support
+    d = top_value - u
+    on_top = jnp.any(support & (d == 0), axis=-1)
+    empty = ~jnp.any(support, axis=-1)
+    safe_d = jnp.where(support & (d > 0), d, 1.0)
+    f_top = (jnp.sum(jnp.where(support, p_hat * jnp.log(safe_d), 0.0), axis=-1)
+             + jnp.log(jnp.maximum(jnp.sum(jnp.where(support, p_hat / safe_d, 0.0), axis=-1),
+                                   1e-300)))
+    f_top = jnp.where(on_top | empty, -1e10, f_top)
+    boundary = jnp.any(outside_top, axis=-1) & (top_value > 0) & (f_top < radius)
+    r = jnp.where(boundary, 1.0 - jnp.exp(f_top - radius), 0.0)
+    v_support = jnp.max(jnp.where(support, u, -jnp.inf), axis=-1)
+    nu = jnp.where(boundary, top_value, v_support + 1e7)
+    gap = nu[..., None] - u
+    w = jnp.where(jnp.abs(gap) < 1e-5, p_hat * 1e10,
+                  p_hat / jnp.where(jnp.abs(gap) < 1e-5, 1.0, gap))
+    w = jnp.where(support, w, 0.0)
+    total = jnp.sum(w, axis=-1, keepdims=True)
+    q = (1.0 - r)[..., None] * w / jnp.where(total > 0, total, 1.0)
+    count = jnp.maximum(jnp.sum(outside_top, axis=-1, keepdims=True), 1)
+    q = q + jnp.where(outside_top & boundary[..., None], r[..., None] / count, 0.0)
+    q = jnp.where(jnp.all(u < 1e-6), p_hat, q)
+    values = jnp.einsum("...y,y->...", q, u, precision=HIGHEST)
+    return values, (q if with_q else None)
+
+
 class InnerMaximisation(NamedTuple):
     """One kind of confidence ball for :func:`evi`: its inner maximisation.
 
@@ -171,11 +417,16 @@ def _l1_inner() -> InnerMaximisation:
 
 
 #: The inner maximisation of each ball :func:`evi` knows, built for the default backend.
-#: A new ball (e.g. a box, or a near-optimistic set) is one more entry: a function
-#: returning its :class:`InnerMaximisation`.
+#: A new ball is one more entry: a function returning its :class:`InnerMaximisation`.
 INNER_MAXIMISATIONS = {
     "l1": _l1_inner,
     "kl": lambda: InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True),
+    "kl_published": lambda: InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat,
+                                              True),
+    "box": lambda: InnerMaximisation(_box_inner, lambda p_hat: None, False),
+    "ucrl3": lambda: InnerMaximisation(_ucrl3_inner, lambda p_hat: None, False),
+    "ucrl3_key_sums": lambda: InnerMaximisation(partial(_ucrl3_inner, key_sums=True),
+                                                lambda p_hat: None, False),
 }
 
 #: The confidence balls :func:`evi` knows.
@@ -204,7 +455,8 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
     data = maximisation.layout(p_hat)
     # A state without admissible actions keeps all of them (planning's convention).
     mask = mask | ~jnp.any(mask, axis=-1, keepdims=True)
-    radius = jnp.maximum(radius, 0)  # traced negative radii (an eager call raises)
+    if ball not in BOUNDS_TYPES:
+        radius = jnp.maximum(radius, 0)  # traced negative radii (an eager call raises)
 
     def cond(carry: _Carry) -> jax.Array:
         return ~carry.converged & (carry.step < max_steps)
@@ -251,6 +503,21 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
 # Public API.
 
 
+#: The ``radius`` type of the balls whose parameters are per-next-state bounds.
+BOUNDS_TYPES = {"box": BoxBounds, "ucrl3": UCRL3Bounds, "ucrl3_key_sums": UCRL3Bounds}
+
+
+def _as_radius(radius, dtype):
+    if isinstance(radius, UCRL3Bounds):
+        return radius._replace(
+            lower=jnp.asarray(radius.lower, dtype), upper=jnp.asarray(radius.upper, dtype),
+            upper_out=jnp.asarray(radius.upper_out, dtype),
+            support=jnp.asarray(radius.support, bool), kappa=jnp.asarray(radius.kappa, dtype))
+    if isinstance(radius, BoxBounds):
+        return BoxBounds(jnp.asarray(radius.lower, dtype), jnp.asarray(radius.upper, dtype))
+    return jnp.asarray(radius, dtype)
+
+
 def _is_traced(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
@@ -265,7 +532,16 @@ def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
         raise ValueError(f"p_hat must have shape [S, A, S] with S, A >= 1, got shape {P_shape}")
     if R_shape != P_shape[:2]:
         raise ValueError(f"r_tilde must have shape [S, A] = {P_shape[:2]}, got shape {R_shape}")
-    if jnp.shape(radius) != P_shape[:2]:
+    if ball in BOUNDS_TYPES:
+        if not isinstance(radius, BOUNDS_TYPES[ball]):
+            raise ValueError(f"radius must be a {BOUNDS_TYPES[ball].__name__} for "
+                             f"ball={ball!r}, got {type(radius).__name__}")
+        for field in ("lower", "upper"):
+            shape = jnp.shape(getattr(radius, field))
+            if shape != P_shape:
+                raise ValueError(f"radius.{field} must have shape [S, A, S] = {P_shape}, "
+                                 f"got shape {shape}")
+    elif jnp.shape(radius) != P_shape[:2]:
         raise ValueError(
             f"radius must have shape [S, A] = {P_shape[:2]}, got shape {jnp.shape(radius)}"
         )
@@ -279,7 +555,7 @@ def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
         raise ValueError(f"epsilon must be a scalar, got shape {jnp.shape(epsilon)}")
     if not _is_traced(epsilon) and not float(epsilon) > 0:
         raise ValueError(f"epsilon must be positive, got {float(epsilon)!r}")
-    if not _is_traced(radius):
+    if ball not in BOUNDS_TYPES and not _is_traced(radius):
         bad = np.asarray(radius) < 0
         if np.any(bad):
             where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -341,10 +617,13 @@ def evi(
         radius: the radii, shape ``[S, A]``: L1 radius :math:`d` (UCRL2:
             :math:`\sqrt{14 S \ln(2 A t_k / \delta) / \max(1, N_k(s, a))}`) or KL radius.
             Non-negative; an eager call raises on negative entries, a traced one treats
-            them as 0.
+            them as 0. For ``"box"`` a :class:`BoxBounds`, for ``"ucrl3"`` and
+            ``"ucrl3_key_sums"`` a :class:`UCRL3Bounds` (``p_hat`` then only fills the
+            ``q_opt`` rows of inadmissible pairs).
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all. A state
             whose row is all False keeps every action (as in :func:`jaxmdp.policy_iteration`).
-        ball: ``"l1"`` or ``"kl"`` (static).
+        ball: one of :data:`BALLS`: ``"l1"``, ``"kl"``, ``"kl_published"``, ``"box"``,
+            ``"ucrl3"``, ``"ucrl3_key_sums"`` (static).
         epsilon: the span tolerance, a positive scalar; may be traced (UCRL2 uses
             :math:`1/\sqrt{t_k}`). A traced ``epsilon <= 0`` runs to ``max_steps``.
         max_steps: the largest number of sweeps, a positive Python int.
@@ -376,7 +655,8 @@ def evi(
         Puterman, "Markov Decision Processes", 1994, Theorem 8.5.5.
     """
     _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
-    dtype = jnp.result_type(p_hat, r_tilde, radius, *([] if u0 is None else [u0]))
+    dtype = jnp.result_type(p_hat, r_tilde, *([] if u0 is None else [u0]),
+                            *([] if ball in BOUNDS_TYPES else [radius]))
     if not jnp.issubdtype(dtype, jnp.floating):
         dtype = jnp.result_type(float)
     num_states = jnp.shape(p_hat)[0]
@@ -387,7 +667,7 @@ def evi(
     return _evi_core(
         jnp.asarray(p_hat, dtype),
         jnp.asarray(r_tilde, dtype),
-        jnp.asarray(radius, dtype),
+        _as_radius(radius, dtype),
         jnp.asarray(mask, bool),
         jnp.asarray(u0, dtype),
         jnp.asarray(epsilon, dtype),

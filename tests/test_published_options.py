@@ -1,0 +1,146 @@
+"""The options that reproduce published rules in the existing baselines: UCRL2 / KL-UCRL
+``ties="random_least_visited"`` and IMED-RL ``index="statisticalrl"`` / ``"authors"``,
+against the NumPy loops of the same rules and direct evaluations."""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from published_runs import assert_same_mean, jax_final_regrets, nb, numpy_final_regrets
+
+import jaxmdp as jm
+from jaxmdp.agents.imed import imed_index
+from jaxmdp.agents.ucrl import tied_choices
+
+
+def test_tied_choices_keep_the_least_visited_exact_maximisers():
+    q = jnp.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]])  # [S=1, A=3, S'=2]
+    u = jnp.array([0.0, 1.0])
+    r = jnp.array([[1.0, 1.0, 0.0]])  # values 1, 1, 1: all tie
+    mask = jnp.ones((1, 3), bool)
+    visits = jnp.array([[4, 2, 2]])
+    got = tied_choices(q, r, u, mask, visits, "random_least_visited")
+    assert got.tolist() == [[False, True, True]]
+    got = tied_choices(q, r, u, mask, visits, "random_most_visited")
+    assert got.tolist() == [[True, False, False]]
+    expected = nb.tied_policy(np.array([[1.0, 1.0, 1.0]]), np.array([[4, 2, 2]]))
+    assert expected == [[1, 2]]
+
+
+def test_random_ties_resample_at_every_step():
+    """At t = 1 every pair is untried and ties: the first action is uniform over the two
+    actions across replications (lowest index with the default rule)."""
+    env = jm.envs.make("riverswim-6")
+    traj = jm.simulate(env, jm.get_agent("ucrl2", ties="random_least_visited"), 3, 64,
+                       seed=0, progress=False, record_path=True)
+    first = np.asarray(traj.actions)[:, 0]
+    assert 16 < first.sum() < 48
+    default = jm.simulate(env, jm.get_agent("ucrl2"), 3, 8, seed=0, progress=False,
+                          record_path=True)
+    assert np.all(np.asarray(default.actions)[:, 0] == 0)
+
+
+@pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
+def test_ties_option_is_checked_and_default_is_lowest(name):
+    assert jm.get_agent(name).config.ties == "lowest"
+    assert jm.get_agent(name).config.warm_start is False
+    with pytest.raises(ValueError, match="ties"):
+        jm.get_agent(name, ties="random")
+    with pytest.raises(ValueError, match="warm_start"):
+        jm.get_agent(name, warm_start=1)
+
+
+def test_warm_start_carries_the_values_between_episodes():
+    """With ``warm_start`` the state keeps the last EVI values: after a run they are the
+    values EVI returns from them on the last episode's confidence set (a fixed point up
+    to the tolerance), and without it the state has none."""
+    env = jm.envs.make("riverswim-6")
+    traj = jm.simulate(env, jm.get_agent("ucrl2", warm_start=True), 300, 2, seed=0,
+                       progress=False)
+    values = np.asarray(traj.agent_state.values)
+    assert values.shape == (2, 6) and np.all(values.min(axis=1) == 0)
+    assert np.any(values > 0)
+    cold = jm.simulate(env, jm.get_agent("ucrl2"), 300, 2, seed=0, progress=False)
+    assert cold.agent_state.values is None
+
+
+def test_ucrl2_random_ties_agree_with_the_numpy_loop():
+    assert_same_mean(
+        jax_final_regrets("ucrl2", 24, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True),
+        numpy_final_regrets("ucrl2", 24))
+
+
+def test_kl_ucrl_random_ties_agree_with_the_numpy_loop():
+    assert_same_mean(
+        jax_final_regrets("kl_ucrl", 16, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True),
+        numpy_final_regrets("kl_ucrl", 16))
+
+
+def test_kl_ucrl_search_up_bug_agrees_with_the_numpy_loop():
+    assert_same_mean(
+        jax_final_regrets("kl_ucrl", 16, ties="random_least_visited", epsilon_rule="t",
+                          warm_start=True, search_up_bug=True),
+        numpy_final_regrets("kl_ucrl", 16, search_up_bug=True))
+    with pytest.raises(ValueError, match="search_up_bug applies to 'kl_ucrl' only"):
+        jm.get_agent("ucrl2", search_up_bug=True)
+
+
+def test_imed_indices_are_the_published_formulas():
+    """``x = ln B + K``: the published maximisation of ``E log(B - (V - mu) y)`` over
+    ``y in [0, B / (B - mu))``, evaluated on a grid, equals ln B + jaxmdp's K."""
+    p = jnp.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2]])
+    r = jnp.array([0.1, 0.4])
+    n = jnp.array([7.0, 30.0])
+    bias = jnp.array([0.3, 1.2, 0.0])
+    level = 1.6
+    paper = imed_index(p, r, n, bias, level, False, "paper")
+    srl = imed_index(p, r, n, bias, level, False, "statisticalrl")
+    authors = imed_index(p, r, n, bias, level, False, "authors")
+    B = 1.0 + 1.2
+    for a in range(2):
+        # The joint law of (reward in {0, 1}, next state): values V = reward + bias.
+        w = np.concatenate([(1 - float(r[a])) * np.asarray(p[a]), float(r[a]) * np.asarray(p[a])])
+        V = np.concatenate([np.asarray(bias), 1 + np.asarray(bias)])
+        ys = np.linspace(0, B / (B - level), 200_001)[:-1]
+        x = max(float(w @ np.log(B - (V - level) * y)) for y in ys[::50])
+        K = (float(paper[a]) - math.log(float(n[a]))) / float(n[a])
+        assert x == pytest.approx(math.log(B) + K, abs=1e-4)
+        nx = float(n[a]) * (math.log(B) + K)
+        assert float(srl[a]) == pytest.approx(nx + math.log(float(n[a])), rel=1e-12)
+        assert float(authors[a]) == pytest.approx(nx + math.log(math.log(B) + K), rel=1e-12)
+
+
+@pytest.mark.parametrize("index, loop", [("statisticalrl", "imed_rl_statisticalrl"),
+                                         ("authors", "imed_rl_authors")])
+def test_imed_indices_agree_with_the_numpy_loop(index, loop):
+    assert_same_mean(jax_final_regrets("imed_rl", 16, index=index),
+                     numpy_final_regrets(loop, 16))
+
+
+def _masked_paper_mdp():
+    mdp = jm.envs.make("paper-mdp")
+    mask = np.asarray(mdp.mask).copy()
+    mask[1, 1] = False
+    return jm.MDP(mdp.P, mdp.R, jnp.asarray(mask))
+
+
+@pytest.mark.parametrize("options", [("ucrl2b", {}), ("ucrl3", {}), ("ucrl3", {"lazy": True}),
+                                     ("psrl", {}), ("imed_rl", {"index": "authors"}),
+                                     ("kl_ucrl", {"ties": "random_least_visited"})])
+def test_new_agents_run_batched_and_respect_the_mask(options):
+    name, opts = options
+    traj = jm.simulate(_masked_paper_mdp(), jm.get_agent(name, **opts), 200, 3, seed=1,
+                       progress=False, record_path=True)
+    states, actions = np.asarray(traj.states), np.asarray(traj.actions)
+    assert not np.any((states == 1) & (actions == 1))
+    assert np.all(np.isfinite(np.asarray(traj.regret)))
+
+
+def test_every_registered_agent_runs_under_simulate():
+    env = jm.envs.make("riverswim-6")
+    for name in jm.agent_names():
+        traj = jm.simulate(env, jm.get_agent(name), 30, 2, seed=0, progress=False)
+        assert np.all(np.isfinite(np.asarray(traj.regret))), name
