@@ -10,6 +10,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import envs, examples
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.estimators import Estimate, estimate
 from jaxmdp.evi import EVIResult, EVIStatus, evi
 from jaxmdp.indices.gaussian import kinf_gaussian, kl_ucb_gaussian
@@ -72,6 +73,8 @@ __all__ = [
     "EVIResult",
     "EVIStatus",
     "evi",
+    "Hardness",
+    "hardness",
     "Trajectories",
     "simulate",
     "GainSensitivity",

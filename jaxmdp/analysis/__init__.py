@@ -1,0 +1,1 @@
+"""Analysis of MDPs: how hard an instance is to learn (hardness measures)."""
