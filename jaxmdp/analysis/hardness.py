@@ -21,6 +21,7 @@ iteration, exact up to its tie tolerance).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -377,6 +378,7 @@ def _gap_summaries(delta: jax.Array):
     return min_gap, jnp.sum(inverse)
 
 
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def _hardness_one(mdp: MDP, known_rewards: bool, cap: int, with_bound: bool) -> Hardness:
     gain, bias, policy = solve_average_reward(mdp)
     if with_bound:

@@ -309,8 +309,8 @@ def frozen_lake(size: int = 4, *, p_frozen: float = 0.8, slip: float = 0.25, see
     Example:
         >>> import jaxmdp as jm
         >>> lake = jm.envs.frozen_lake(layout=["SFFF", "FHFH", "FFFH", "HFFG"])
-        >>> lake.P.shape, round(float(lake.R[10, 2]), 6)
-        ((11, 4, 11), 0.5)
+        >>> lake.P.shape, round(float(lake.R[10, 1]), 6)
+        ((12, 4, 12), 0.5)
     """
     slip = check_probability("slip", slip)
     if slip > 0.5:
