@@ -295,9 +295,10 @@ def batch(name: str, seeds, *, dtype=None, **params) -> MDP:
     Instance ``i`` is ``make(name, seed=seeds[i], dtype=dtype, **params)`` exactly; the
     result's leaves carry a leading batch axis of length ``len(seeds)`` (``P`` of shape
     ``[M, S, A, S]``), the layout :func:`jaxmdp.hardness` and ``jax.vmap`` take. Each
-    instance is validated when built. For ``garnet-S-A-b`` and ``random-S-A`` the
-    instances are drawn in one ``vmap``-ed call over the keys (the same arrays as one
-    call per seed); fixed names and deterministic families repeat the same MDP.
+    instance is built (and, except for the key-drawn ``garnet`` and ``random``, valid
+    by construction, validated) by its own call, so instance ``i`` equals ``make``'s
+    bit for bit (a ``vmap``-ed draw can differ in the last bit of a row's
+    normalisation); fixed names and deterministic families repeat the same MDP.
 
     Args:
         name: as for :func:`make`.
@@ -321,18 +322,6 @@ def batch(name: str, seeds, *, dtype=None, **params) -> MDP:
         ((100, 10, 2, 10), 10)
     """
     seeds = _check_seeds(seeds)
-    match = None
-    if isinstance(name, str) and name not in _FIXED:
-        for pattern_name in ("garnet-S-A-b", "random-S-A"):
-            match = _PATTERNS[pattern_name][0].fullmatch(name)
-            if match:
-                build = garnet if pattern_name == "garnet-S-A-b" else random_mdp
-                break
-    if match:
-        sizes = tuple(int(g) for g in match.groups())
-        make(name, seed=seeds[0], dtype=dtype, **params)  # validates name, sizes, params
-        keys = jnp.stack([_key(seed) for seed in seeds])
-        return jax.vmap(lambda key: build(key, *sizes, dtype=dtype, **params))(keys)
     instances = [make(name, seed=seed, dtype=dtype, **params) for seed in seeds]
     shapes = [instance.P.shape for instance in instances]
     for seed, shape in zip(seeds, shapes, strict=True):

@@ -79,10 +79,19 @@ def garnet(key: jax.Array, S: int, A: int, b: int, *, dtype=None) -> MDP:
 
     For every ``(x, a)`` a uniformly random subset of ``b`` next states is drawn and the
     row is Dirichlet(1, ..., 1) on it (the classic "b - 1 uniform cut points" weights);
-    rewards are Uniform(0, 1). With small ``b`` some policies may be multichain; the
-    planner then reports a singular evaluation (see
-    :func:`~jaxmdp.policy_iteration`). Name: ``garnet-S-A-b`` (for example
-    ``garnet-100-4-10``), seeded by :func:`make`'s ``seed``.
+    rewards are Uniform(0, 1). With small ``b`` some policies may be multichain
+    (:func:`~jaxmdp.policy_iteration` handles them) and some instances are not
+    communicating (:func:`jaxmdp.hardness` reports ``diameter = inf``). Name:
+    ``garnet-S-A-b`` (for example ``garnet-100-4-10``), seeded by :func:`make`'s
+    ``seed``; :func:`jaxmdp.envs.batch` stacks one per seed.
+
+    Source: GARNET ("Generic Average Reward Non-stationary Environment Testbed") of
+    Archibald, McKinnon & Thomas, "On the generation of Markov decision processes",
+    J. Oper. Res. Soc. 46(3):354-361, 1995, in the form of Bhatnagar, Sutton,
+    Ghavamzadeh & Lee, "Natural actor-critic algorithms", Automatica 45(11), 2009
+    (``b`` next states per pair chosen uniformly, weights from ``b - 1`` uniform cut
+    points of [0, 1]). Here the rewards are per pair ``(x, a)``, Uniform(0, 1) (Bhatnagar
+    et al. draw Normal per-transition rewards); that choice is this module's.
 
     Args:
         key: a ``jax.random`` key.
