@@ -85,13 +85,12 @@ def garnet(key: jax.Array, S: int, A: int, b: int, *, dtype=None) -> MDP:
     ``garnet-S-A-b`` (for example ``garnet-100-4-10``), seeded by :func:`make`'s
     ``seed``; :func:`jaxmdp.envs.batch` stacks one per seed.
 
-    Source: GARNET ("Generic Average Reward Non-stationary Environment Testbed") of
-    Archibald, McKinnon & Thomas, "On the generation of Markov decision processes",
-    J. Oper. Res. Soc. 46(3):354-361, 1995, in the form of Bhatnagar, Sutton,
-    Ghavamzadeh & Lee, "Natural actor-critic algorithms", Automatica 45(11), 2009
-    (``b`` next states per pair chosen uniformly, weights from ``b - 1`` uniform cut
-    points of [0, 1]). Here the rewards are per pair ``(x, a)``, Uniform(0, 1) (Bhatnagar
-    et al. draw Normal per-transition rewards); that choice is this module's.
+    Source: the random MDP classes of Archibald, McKinnon & Thomas, "On the generation
+    of Markov decision processes", J. Oper. Res. Soc. 46(3):354-361, 1995, named GARNET
+    and parameterised by ``(S, A, b)`` in Bhatnagar, Sutton, Ghavamzadeh & Lee,
+    "Natural actor-critic algorithms", Automatica 45(11), 2009 (``b`` next states per
+    pair chosen uniformly, weights from ``b - 1`` uniform cut points of [0, 1]). The
+    reward law, Uniform(0, 1) per pair ``(x, a)``, is this module's choice.
 
     Args:
         key: a ``jax.random`` key.
