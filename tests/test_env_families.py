@@ -184,3 +184,10 @@ def test_batch_errors():
         jm.envs.batch("garnet-5-2", seeds=[0])
     with pytest.raises(ValueError, match="b must satisfy"):
         jm.envs.batch("garnet-5-2-6", seeds=[0])
+
+
+def test_every_pattern_has_a_representative_instance():
+    assert len(jm.envs.PATTERNS) == 6 and set(jm.envs.PATTERNS) <= set(jm.envs.names())
+    for pattern, instance in jm.envs.PATTERNS.items():
+        assert pattern in jm.envs.ENVIRONMENTS
+        jm.envs.make(instance)

@@ -6,8 +6,8 @@ holds the *mean* rewards (draw observed rewards around them with
 :func:`make` builds one by name (``jm.envs.make("riverswim-6")``), :func:`batch` stacks
 several instances of a family into one :class:`~jaxmdp.MDP` with a leading batch axis
 (``jm.envs.batch("garnet-10-2-3", seeds=range(100))``), :func:`names` lists the names and
-:data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` are the
-names that stand for a family (their capital letters are parameters). One module per
+:data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` maps the
+names that stand for a family (their capital letters are parameters) to an instance. One module per
 family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid worlds, FrozenLake),
 ``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
 
@@ -192,8 +192,16 @@ _PATTERNS = {
     "frozenlake-N": (re.compile(r"frozenlake-(\d+)"), _seeded(frozen_lake)),
 }
 
-#: The names of :data:`ENVIRONMENTS` that stand for a family of instances.
-PATTERNS: tuple[str, ...] = tuple(_PATTERNS)
+#: The names of :data:`ENVIRONMENTS` that stand for a family of instances, each mapped to
+#: a representative instance (the one listings show; seed 0 where a seed is needed).
+PATTERNS: dict[str, str] = {
+    "garnet-S-A-b": "garnet-100-4-5",
+    "random-S-A": "random-10-4",
+    "riverswim-N": "riverswim-12",
+    "grid-R-C": "grid-5-5",
+    "deepsea-N": "deepsea-10",
+    "frozenlake-N": "frozenlake-4",
+}
 
 
 def names() -> list[str]:
