@@ -321,17 +321,25 @@ def mixing_time(P_pi: jax.Array, *, max_steps: int = DEFAULT_MAX_MIXING_TIME) ->
         return 0.5 * jnp.max(jnp.sum(jnp.abs(Pt - limit), axis=-1))
 
     bits = cap.bit_length()
-    powers = [P_pi]
-    for _ in range(bits - 1):
-        powers.append(jnp.matmul(powers[-1], powers[-1], precision=_HIGHEST))
-    # Largest t <= cap with d(t) > 1/4 (d is non-increasing), built bit by bit.
-    t = jnp.zeros((), jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
-    current = jnp.eye(S, dtype=P_pi.dtype)
-    for j in reversed(range(bits)):
+
+    def square(Pt, _):
+        return jnp.matmul(Pt, Pt, precision=_HIGHEST), Pt
+
+    _, powers = jax.lax.scan(square, P_pi, None, length=bits)  # powers[j] = P^(2^j)
+    int_dtype = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+
+    def descend(i, carry):
+        # Largest t <= cap with d(t) > 1/4 (d is non-increasing), built bit by bit.
+        t, current = carry
+        j = bits - 1 - i
+        step = jnp.left_shift(jnp.ones((), int_dtype), j)
         candidate = jnp.matmul(current, powers[j], precision=_HIGHEST)
-        accept = (t + 2**j <= cap) & (distance(candidate) > threshold)
-        t = jnp.where(accept, t + 2**j, t)
-        current = jnp.where(accept, candidate, current)
+        accept = (t + step <= cap) & (distance(candidate) > threshold)
+        return jnp.where(accept, t + step, t), jnp.where(accept, candidate, current)
+
+    t, _ = jax.lax.fori_loop(
+        0, bits, descend, (jnp.zeros((), int_dtype), jnp.eye(S, dtype=P_pi.dtype))
+    )
     result = jnp.where(t >= cap, jnp.inf, (t + 1).astype(P_pi.dtype))
     return jnp.where(distance(jnp.eye(S, dtype=P_pi.dtype)) <= threshold, 0, result)
 
