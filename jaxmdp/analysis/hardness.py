@@ -46,8 +46,8 @@ __all__ = [
 DEFAULT_MAX_MIXING_TIME = 2**20 - 1
 
 # Policy iterations allowed per stochastic shortest-path problem (each is one linear
-# solve); policy iteration from a proper policy terminates long before on every MDP
-# met in practice (it is bounded by the number of deterministic policies).
+# solve). Policy iteration from a proper policy terminates after finitely many steps
+# (at most the number of deterministic policies, in practice a few dozen).
 _SSP_MAX_STEPS = 1000
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -96,8 +96,9 @@ def _almost_sure_set(P: jax.Array, mask: jax.Array, target: jax.Array):
     """States from which some policy reaches ``target`` with probability 1.
 
     The greatest fixed point of "can reach ``target`` with positive probability using
-    only actions whose support stays in the set" (almost-sure reachability, e.g. Baier &
-    Katoen 2008, algorithm 45). Returns the set ``U`` (bool ``[S]``), the actions
+    only actions whose support stays in the set" (the almost-sure reachability fixed
+    point of probabilistic model checking, e.g. Baier & Katoen, *Principles of Model
+    Checking*, 2008, chapter 10). Returns the set ``U`` (bool ``[S]``), the actions
     ``allowed[x, a]`` (admissible, support inside ``U``) and the graph distance to
     ``target`` along allowed actions (``S`` outside ``U``).
     """
@@ -182,15 +183,17 @@ def hitting_times(mdp: MDP) -> jax.Array:
        :math:`T = +\infty`;
     2. from a proper policy (in each of those states, an action moving one step closer
        to ``y`` in the transition graph with positive probability), policy iteration
-       (Bertsekas & Tsitsiklis 1991) evaluates each policy by one linear solve
+       (Bertsekas & Tsitsiklis, "An analysis of stochastic shortest path problems",
+       Math. Oper. Res. 16(3), 1991) evaluates each policy by one linear solve
        :math:`(I - Q_\pi) T = 1` and switches, state by state, to the action minimising
        :math:`1 + \sum_z p^a_{x,z} T(z)` (keeping the current action within a relative
        tolerance ``32 sqrt(S) eps`` of the minimum, so it never cycles on ties). Every
-       policy it meets is proper, and it stops after finitely many steps (at most 1000
-       evaluations, far more than any MDP needs) with the exact optimum.
+       policy it meets is proper, and it stops after finitely many steps with the exact
+       optimum. The loop is capped at 1000 evaluations per target; were the cap reached,
+       the times returned would be those of the last (proper) policy, upper bounds.
 
-    Pure and traceable: works under ``jit`` and ``vmap`` (not differentiated: the
-    result does not depend smoothly on ``P``'s zero pattern).
+    Pure and traceable: works under ``jit`` and ``vmap``; gradients are stopped (the
+    result is not differentiated).
 
     Args:
         mdp: the :class:`~jaxmdp.MDP`, ``P`` of shape ``[S, A, S]``.
