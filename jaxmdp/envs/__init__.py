@@ -6,30 +6,30 @@ holds the *mean* rewards (draw observed rewards around them with
 :func:`make` builds one by name (``jm.envs.make("riverswim-6")``), :func:`batch` stacks
 several instances of a family into one :class:`~jaxmdp.MDP` with a leading batch axis
 (``jm.envs.batch("garnet-10-2-3", seeds=range(100))``), :func:`names` lists the names and
-:data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` maps the
-names that stand for a family (their capital letters are parameters) to an instance. One module per
-family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid worlds, FrozenLake),
-``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
+:data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` maps
+the names that stand for a family (their capital letters are parameters) to an instance.
+One module per family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid
+worlds, FrozenLake), ``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
 
-=======================  =====  ===  =========================================
-name                     S      A    source
-=======================  =====  ===  =========================================
-``paper-mdp``            3      2    Cowan, Katehakis & Pirutinsky (2019), sec. 5
-``riverswim-6``          6      2    StatisticalRL ``river-swim-6``
-``riverswim-25``         25     2    StatisticalRL ``river-swim-25``
-``riverswim-osband-6``   6      2    Osband, Russo & Van Roy (2013)
-``riverswim-ergodic-6``  6      2    StatisticalRL ``ergo-river-swim-6``
-``riverswim-ergodic-25`` 25     2    StatisticalRL ``ergo-river-swim-25``
-``grid-2-room``          55     4    StatisticalRL ``grid-2-room``
-``grid-4-room``          20     4    StatisticalRL ``grid-4-room``
-``sixarms``              7      6    Strehl & Littman (2008)
-``garnet-S-A-b``         S      A    GARNET, ``b`` next states per row (seeded)
-``random-S-A``           S      A    dense Dirichlet(1) rows (seeded)
-``riverswim-N``          N      2    StatisticalRL RiverSwim, any ``N >= 2``
-``grid-R-C``             R*C    4    StatisticalRL GridWorld, open room, ``slip=``
-``deepsea-N``            N(N+1)/2 2  Colosseum ``DeepSeaContinuous``
-``frozenlake-N``         <= N*N 4    Colosseum ``FrozenLakeContinuous`` (seeded map)
-=======================  =====  ===  =========================================
+========================  ========  =  ================================================
+name                      S         A  source
+========================  ========  =  ================================================
+``paper-mdp``             3         2  Cowan, Katehakis & Pirutinsky (2019), sec. 5
+``riverswim-6``           6         2  StatisticalRL ``river-swim-6``
+``riverswim-25``          25        2  StatisticalRL ``river-swim-25``
+``riverswim-osband-6``    6         2  Osband, Russo & Van Roy (2013)
+``riverswim-ergodic-6``   6         2  StatisticalRL ``ergo-river-swim-6``
+``riverswim-ergodic-25``  25        2  StatisticalRL ``ergo-river-swim-25``
+``grid-2-room``           55        4  StatisticalRL ``grid-2-room``
+``grid-4-room``           20        4  StatisticalRL ``grid-4-room``
+``sixarms``               7         6  Strehl & Littman (2008)
+``garnet-S-A-b``          S         A  GARNET, ``b`` next states per row (seeded)
+``random-S-A``            S         A  dense Dirichlet(1) rows (seeded)
+``riverswim-N``           N         2  StatisticalRL RiverSwim, any ``N >= 2``
+``grid-R-C``              R*C       4  StatisticalRL GridWorld, open room, ``slip=``
+``deepsea-N``             N(N+1)/2  2  Colosseum ``DeepSeaContinuous``
+``frozenlake-N``          <= N*N    4  Colosseum ``FrozenLakeContinuous`` (seeded lake)
+========================  ========  =  ================================================
 
 **Start state.** Every simulation in jaxmdp starts in state 0, so each environment is
 numbered so that its published start state is state 0 (the docstrings say where a
