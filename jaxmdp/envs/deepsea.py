@@ -1,8 +1,8 @@
 r"""DeepSea as a continuing (average-reward) MDP, following Colosseum's ``DeepSeaContinuous``.
 
 Source: Colosseum (Conserva & Rauber, "Hardness in Markov decision processes: theory and
-practice", NeurIPS 2022), ``colosseum/mdp/deep_sea/base.py``: the transitions of
-``_get_next_nodes_parameters`` (lines 253-269), the rewards of
+practice", NeurIPS 2022; files at commit 981b344), ``colosseum/mdp/deep_sea/base.py``:
+the transitions of ``_get_next_nodes_parameters`` (lines 253-269), the rewards of
 ``_get_reward_distribution`` (lines 271-284) with the deterministic reward values of
 lines 238-240, the start node of line 251; ``colosseum/mdp/deep_sea/infinite_horizon.py``
 (``DeepSeaContinuous``) is the continuing version, in which the bottom row returns to the

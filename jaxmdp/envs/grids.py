@@ -275,13 +275,14 @@ def frozen_lake(size: int = 4, *, p_frozen: float = 0.8, slip: float = 0.25, see
     Without ``layout`` the lake is random, drawn by ``seed`` as gym's
     ``generate_random_map(size, p_frozen)`` does (each cell frozen w.p. ``p_frozen``,
     redrawn until a frozen path joins start and goal; Colosseum builds its lakes with
-    that function, ``frozen_lake/base.py`` lines 285-291), with NumPy's
+    that function, ``frozen_lake/base.py`` lines 285-292), with NumPy's
     ``default_rng(seed)``, so the maps are not gym's for the same seed. Name:
     ``frozenlake-N`` (``jm.envs.make("frozenlake-8", seed=3)``).
 
-    Source: Colosseum (Conserva & Rauber 2022), ``colosseum/mdp/frozen_lake/base.py``:
-    ``_next_positions`` (lines 145-161: clamped moves, holes and the goal return to the
-    start), ``_get_next_nodes_parameters`` (lines 163-172: 0.5 intended, 0.25 to each of
+    Source: Colosseum (Conserva & Rauber 2022; files at commit 981b344),
+    ``colosseum/mdp/frozen_lake/base.py``: ``_next_positions`` (lines 145-161:
+    clamped moves, holes and the goal return to the start),
+    ``_get_next_nodes_parameters`` (lines 163-172: 0.5 intended, 0.25 to each of
     ``a - 1`` and ``a + 1``), ``_get_reward_distribution`` (lines 174-179: the goal
     reward, 1 in the deterministic case, for a next cell ``G``) and start ``(0, 0)``
     (line 209). Returning to the start from holes and the goal is what makes it
