@@ -473,8 +473,10 @@ def hardness(mdp: MDP, *, known_rewards: bool = True,
 
     Raises:
         ValueError: if ``mdp`` is not an ``MDP``, ``known_rewards`` not a bool,
-            ``max_mixing_time`` not a positive int, or (``known_rewards=False``, eager,
-            non-Gaussian law) an admissible reward outside ``[0, 1]``.
+            ``max_mixing_time`` not a positive int; with ``known_rewards=False`` and a
+            non-Gaussian law, under a transformation, or (eagerly) for an admissible
+            reward outside ``[0, 1]`` or an instance whose optimal gain depends on the
+            initial state (the errors of :func:`jaxmdp.regret_lower_bound`).
 
     Example:
         >>> import jaxmdp as jm
