@@ -10,6 +10,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import analysis, envs, planning
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
     GainSensitivity,
@@ -91,6 +92,8 @@ __all__ = [
     "EVIResult",
     "EVIStatus",
     "evi",
+    "Hardness",
+    "hardness",
     "Trajectories",
     "simulate",
     "GainSensitivity",

@@ -27,9 +27,6 @@ from typing import NamedTuple
 #: The file the listing reads, next to this module.
 TABLE_FILE = "envs_table.json"
 
-#: The instance listed for each pattern name of :data:`jaxmdp.envs.ENVIRONMENTS` (seed 0);
-#: fixed names list themselves.
-INSTANCES = {"garnet-S-A-b": "garnet-100-4-5", "random-S-A": "random-10-4"}
 
 
 class Column(NamedTuple):
@@ -74,7 +71,9 @@ def instance(name: str) -> str:
         >>> _envs_table.instance("garnet-S-A-b"), _envs_table.instance("riverswim-6")
         ('garnet-100-4-5', 'riverswim-6')
     """
-    return INSTANCES.get(name, name)
+    from jaxmdp.envs import PATTERNS
+
+    return PATTERNS.get(name, name)
 
 
 def measures(mdp) -> dict[str, int | float]:
