@@ -1,7 +1,7 @@
 """The table ``jaxmdp envs`` prints, computed once and shipped in ``envs_table.json``.
 
 Each row is one named environment (a pattern name stands for one instance of it, see
-:data:`INSTANCES`) and each column one number about it, all computed by one function,
+:data:`jaxmdp.envs.PATTERNS`) and each column one number about it, all computed by one function,
 :func:`measures`, with jaxmdp's float64 solvers. Computing them takes one compiled solver
 program per environment shape (about a minute on a slow 2-core machine), so the numbers
 are computed once by ``python -m jaxmdp._envs_table`` (which rewrites

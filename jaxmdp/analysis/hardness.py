@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmdp.mdp import MDP
 from jaxmdp.analysis.lower_bound import gaps, regret_lower_bound
+from jaxmdp.mdp import MDP
 from jaxmdp.planning import solve_average_reward
 
 __all__ = [
