@@ -398,7 +398,7 @@ _BATCH_FIELDS = ("pseudo_regret", "regret", "counts", "state", "reward_sums", "p
 def _separate_and_batched(agent, instances, **kwargs):
     kwargs = dict(horizon=120, replications=3, seed=5, progress=False, chunk_size=50,
                   **kwargs)
-    batched = jm.simulate(jax.tree_util.tree_map(lambda *l: jnp.stack(l), *instances),
+    batched = jm.simulate(jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *instances),
                           agent, **kwargs)
     return batched, [jm.simulate(m, agent, **kwargs) for m in instances]
 
