@@ -41,8 +41,9 @@ from jax.extend.random import threefry_2x32
 from jaxmdp import _cache, _sharding
 from jaxmdp._progress import Progress
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
-from jaxmdp.analysis.lower_bound import gaps
+from jaxmdp.analysis.lower_bound import gains_and_gaps, gaps
 from jaxmdp.mdp import MDP
+from jaxmdp.planning._core import Status
 from jaxmdp.planning.policy_iteration import solve_average_reward
 
 #: Horizons up to this many rounds record every round by default.
@@ -337,6 +338,13 @@ def _init_agents(keys, mdp: MDP, *, agent: Agent, initial_round: int = 1):
     return jax.vmap(lambda key: agent.init(key, spec))(keys)
 
 
+@functools.partial(jax.jit, static_argnames=("agent", "initial_round"))
+def _init_batch(keys, mdps: MDP, *, agent: Agent, initial_round: int = 1):
+    """:func:`_init_agents` for every MDP of a batch: ``[M, replications, ...]``."""
+    return jax.vmap(lambda mdp: _init_agents(keys, mdp, agent=agent,
+                                             initial_round=initial_round))(mdps)
+
+
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -616,21 +624,18 @@ def _instances(mdp):
 
 
 def _solve_instances(mdp: MDP, instances):
-    """The optimal gain and the gaps of ``mdp``, or of every instance of a batch, each
-    computed as for one MDP (so a batch's instance ``i`` runs with the same numbers as
-    ``instances[i]`` alone), stacked."""
+    """The optimal gain and the gaps of ``mdp``, or of every instance of a batch (the same
+    program, vmapped: :func:`jaxmdp.analysis.lower_bound.gains_and_gaps`)."""
     if instances is None:
         gain, _, _ = solve_average_reward(mdp)
         return gain, gaps(mdp)
-    gains, deltas = [], []
-    for i, instance in enumerate(instances):
+    gain, delta, status = gains_and_gaps(mdp)
+    for i in np.flatnonzero(np.asarray(status) == Status.MULTICHAIN):
         try:
-            gain, _, _ = solve_average_reward(instance)
-            deltas.append(gaps(instance))
+            gaps(instances[i])  # raises, naming the states and their gains
         except ValueError as error:
             raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
-        gains.append(gain)
-    return jnp.stack(gains), jnp.stack(deltas)
+    return gain, delta
 
 
 def _agent_with_options(agent, deprecated: dict) -> Agent:
@@ -694,8 +699,14 @@ def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, count
     dtype = jnp.asarray(mdps[0].P).dtype
     with _prng_layout():
         init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
-        agent_states = [_init_agents(init_keys, mdp, agent=agent, initial_round=initial_round)
-                        for mdp in mdps]
+        if len(mdps) == 1:
+            agent_state = _init_agents(init_keys, mdps[0], agent=agent,
+                                       initial_round=initial_round)
+        else:
+            stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
+            agent_state = jax.tree_util.tree_map(
+                lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
+                _init_batch(init_keys, stacked, agent=agent, initial_round=initial_round))
     rows = replications * len(mdps)
 
     def tiled(keys):
@@ -709,8 +720,7 @@ def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, count
         reward_sums=jnp.concatenate([
             jnp.broadcast_to(jnp.asarray(sums), (replications,) + sums.shape)
             for sums in sums0]),
-        agent_state=(agent_states[0] if len(mdps) == 1 else jax.tree_util.tree_map(
-            lambda *leaves: jnp.concatenate(leaves), *agent_states)),
+        agent_state=agent_state,
         pseudo_regret=jnp.zeros((rows,), dtype=dtype),
         regret=jnp.zeros((rows,), dtype=dtype),
     )
