@@ -5,7 +5,7 @@
     jaxmdp run --env riverswim-6 --agents ucb,ps,ucrl2 --horizon 100000 \\
                --replications 100 --out results/rs6
     jaxmdp run --env my_mdp.npz --agents ucb,ps --out results/mine  # from MDP.save
-    jaxmdp envs            # the environments, with S, A, optimal gain and lower bound
+    jaxmdp envs            # the environments: S, A, gain, lower bound, hardness measures
     jaxmdp agents          # the agents jaxmdp.get_agent knows
     jaxmdp cache [--clear] # the compilation cache's location and size; delete its entries
 
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="compile every program afresh and write nothing to the "
                           "compilation cache (also: JAXMDP_NO_COMPILE_CACHE=1)")
 
-    sub.add_parser("envs", help="list the environments (S, A, optimal gain, lower bound)")
+    sub.add_parser("envs", help="list the environments (S, A, gain, lower bound, diameter, bias span, mixing time, min gap)")
     sub.add_parser("agents", help="list the agents")
     cache = sub.add_parser("cache", help="print the compilation cache's location and size",
                            description=_CACHE_HELP)
@@ -181,7 +181,9 @@ def run(args) -> int:
 
 
 def envs() -> int:
-    """``jaxmdp envs``: the environments with S, A, optimal gain and lower-bound constant.
+    """``jaxmdp envs``: the environments with S, A, optimal gain, lower-bound constant and
+    the hardness measures of :func:`jaxmdp.hardness` (diameter, bias span, mixing time,
+    smallest gap; ``inf`` where infinite).
 
     The numbers are read from the table shipped with the package
     (``jaxmdp/envs_table.json``, written by ``python -m jaxmdp._envs_table``), so the
