@@ -48,9 +48,9 @@ import numpy as np
 
 from jaxmdp._files import write_atomic
 from jaxmdp.agents import Agent, get_agent
+from jaxmdp.analysis.lower_bound import regret_lower_bound
 from jaxmdp.analysis.statistics import bootstrap_ci, mean_ci, paired_difference
 from jaxmdp.mdp import MDP
-from jaxmdp.planning import regret_lower_bound
 from jaxmdp.simulate import simulate
 
 __all__ = [
