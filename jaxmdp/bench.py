@@ -315,9 +315,11 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
         ``regret_high`` (its bootstrap interval, NaN for one run; for ``"all"`` rows, NaN:
         regrets of different environments are not pooled), ``normalised_iqm`` with
         ``normalised_low``, ``normalised_high`` (IQM of ``R(T) / (C ln T)`` and its
-        stratified-bootstrap interval; NaN where an instance's ``C`` is not positive and
-        finite), ``seconds`` (wall time, compilation included) and ``interval`` (how the
-        intervals were computed).
+        stratified-bootstrap interval over the ``normalised_instances`` instances whose
+        ``C`` is positive and finite: an instance with ``C = 0``, where no sub-optimal
+        action is critical, has no normalised score; NaN if none has), ``seconds``
+        (wall time, compilation included) and ``interval`` (how the intervals were
+        computed).
     """
     from jaxmdp.analysis.statistics import (
         bootstrap_ci,
@@ -334,9 +336,7 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
 
     def normalised(final, bound, horizon):
         ok = np.isfinite(bound) & (bound > 0)
-        if not ok.all():
-            return None
-        return normalised_regret(final, bound, horizon)
+        return normalised_regret(final[ok], bound[ok], horizon) if ok.any() else final[:0]
 
     def summary(scores: list[np.ndarray]):
         if not scores:
@@ -348,7 +348,7 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
                                      seed=BOOTSTRAP["seed"])
         return iqm, ci.low, ci.high
 
-    rows, pooled = [], {name: ([], 0.0, 0, True) for name in names}
+    rows, pooled = [], {name: ([], 0.0, 0, 0) for name in names}
     for label, (data, measured) in results.items():
         horizon = int(data["times"][-1])
         for name in names:
@@ -361,32 +361,29 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
                 low, high = ci.low, ci.high
             else:
                 low = high = np.nan
-            scores = normalised(final, measured["lower_bound"], horizon)
-            strata = [] if scores is None else list(scores)
+            strata = list(normalised(final, measured["lower_bound"], horizon))
             iqm, nlow, nhigh = summary(strata)
             seconds = float(data.get(f"seconds_{name}", np.nan))
             rows.append(dict(environment=label, agent=name, instances=final.shape[0],
                              runs=final.size, horizon=horizon, regret=flat.mean(),
-                             regret_low=low, regret_high=high, normalised_iqm=iqm,
+                             regret_low=low, regret_high=high,
+                             normalised_instances=len(strata), normalised_iqm=iqm,
                              normalised_low=nlow, normalised_high=nhigh, seconds=seconds,
                              interval=interval))
-            all_strata, total, count, complete = pooled[name]
+            all_strata, total, count, instances = pooled[name]
             pooled[name] = (all_strata + strata, total + seconds, count + final.size,
-                            complete and scores is not None)
+                            instances + final.shape[0])
     overall = []
-    for name, (strata, seconds, count, complete) in pooled.items():
+    for name, (strata, seconds, count, instances) in pooled.items():
         if not count:
             continue
         iqm, low, high = summary(strata)
-        overall.append(dict(environment="all", agent=name,
-                            instances=len(strata), runs=count,
+        overall.append(dict(environment="all", agent=name, instances=instances, runs=count,
                             horizon=max((r["horizon"] for r in rows), default=0),
                             regret=np.nan, regret_low=np.nan, regret_high=np.nan,
-                            normalised_iqm=iqm, normalised_low=low, normalised_high=high,
-                            seconds=seconds,
-                            interval=interval + ("" if complete else
-                                                 "; normalised over the environments "
-                                                 "with a positive finite C")))
+                            normalised_instances=len(strata), normalised_iqm=iqm,
+                            normalised_low=low, normalised_high=high, seconds=seconds,
+                            interval=interval))
     overall.sort(key=lambda row: (np.isnan(row["normalised_iqm"]), row["normalised_iqm"]))
     return overall + rows
 
@@ -406,20 +403,22 @@ def _markdown(rows: list[dict], size: Size, skipped) -> str:
     lines = [f"Horizon T = {size.horizon}; {size.replications} replications per MDP; "
              f"ensembles of {size.instances} instances. Regret is pseudo-regret at T. "
              f"Intervals: {rows[0]['interval'] if rows else ''}.", "",
-             "| rank | agent | R(T) / (C ln T), IQM | interval | instances | runs | "
-             "wall s |", "|---|---|---|---|---|---|---|"]
+             "| rank | agent | R(T) / (C ln T), IQM | interval | instances (with C > 0) | "
+             "runs | wall s |", "|---|---|---|---|---|---|---|"]
     for rank, r in enumerate(overall, 1):
         lines.append(f"| {rank} | {r['agent']} | {_number(r['normalised_iqm'])} | "
                      f"{_interval(r['normalised_low'], r['normalised_high'])} | "
-                     f"{r['instances']} | {r['runs']} | {r['seconds']:.1f} |")
+                     f"{r['instances']} ({r['normalised_instances']}) | {r['runs']} | "
+                     f"{r['seconds']:.1f} |")
     lines += ["", "| environment | agent | runs | R(T), mean | interval | "
-              "R(T) / (C ln T), IQM | interval | wall s |",
-              "|---|---|---|---|---|---|---|---|"]
+              "R(T) / (C ln T), IQM | interval | instances with C > 0 | wall s |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in per_env:
         lines.append(f"| {r['environment']} | {r['agent']} | {r['runs']} | "
                      f"{_number(r['regret'])} | {_interval(r['regret_low'], r['regret_high'])}"
                      f" | {_number(r['normalised_iqm'])} | "
                      f"{_interval(r['normalised_low'], r['normalised_high'])} | "
+                     f"{r['normalised_instances']} of {r['instances']} | "
                      f"{r['seconds']:.1f} |")
     for label, name, error in skipped:
         lines.append(f"\n{name} was not run on {label}: {error}")
