@@ -41,6 +41,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import re
@@ -269,11 +271,13 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
             for name in names:
                 bar.update(0, info=f"{label}: {name}")
                 try:
-                    data = runner.run_agents(
-                        path, mdp, agents=[name], horizon=size.horizon,
-                        replications=size.replications, seed=seed,
-                        record_every=record_every, force=force, progress=False,
-                        lower_bound=bound, env=label)
+                    with contextlib.redirect_stdout(io.StringIO()) if quiet else \
+                            contextlib.nullcontext():
+                        data = runner.run_agents(
+                            path, mdp, agents=[name], horizon=size.horizon,
+                            replications=size.replications, seed=seed,
+                            record_every=record_every, force=force, progress=False,
+                            lower_bound=bound, env=label)
                 except ValueError as error:  # an agent that cannot run on this MDP
                     skipped.append((label, name, str(error)))
                     if not quiet:
@@ -401,7 +405,10 @@ def _markdown(rows: list[dict], size: Size, skipped) -> str:
     overall = [r for r in rows if r["environment"] == "all"]
     per_env = [r for r in rows if r["environment"] != "all"]
     lines = [f"Horizon T = {size.horizon}; {size.replications} replications per MDP; "
-             f"ensembles of {size.instances} instances. Regret is pseudo-regret at T. "
+             f"ensembles of {size.instances} instances. Regret is pseudo-regret at T; "
+             f"C is each instance's Burnetas–Katehakis constant for agents told the mean "
+             f"rewards, and every agent runs with its default options (see `jaxmdp "
+             f"agents`: the baselines learn the rewards). "
              f"Intervals: {rows[0]['interval'] if rows else ''}.", "",
              "| rank | agent | R(T) / (C ln T), IQM | interval | instances (with C > 0) | "
              "runs | wall s |", "|---|---|---|---|---|---|---|"]
@@ -427,9 +434,9 @@ def _markdown(rows: list[dict], size: Size, skipped) -> str:
 
 def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skipped):
     import csv
-    import io
 
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -488,6 +495,7 @@ def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skippe
                                      "diameter D"), strict=True):
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.set_xlabel(xlabel)
             ax.set_ylabel("pseudo-regret R(T) / ln T (mean over runs)")
             ax.grid(alpha=0.3, which="both")
