@@ -38,8 +38,8 @@ def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--env", "riverswim-7"],
-         "--env: unknown environment name 'riverswim-7'; known names: "),
+        (["--env", "riverswim-seven"],
+         "--env: unknown environment name 'riverswim-seven'; known names: "),
         (["--env", "missing.npz"], "--env: no MDP file at 'missing.npz'"),
         (["--env", "no/such/file"], "--env: no MDP file at 'no/such/file'"),
         (["--agents", "ucb,greedy"], r"one of \[.*'ucb'.*\], got 'greedy'"),
