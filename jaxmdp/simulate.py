@@ -442,9 +442,11 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     the ``M * replications`` runs are one ``vmap`` axis (split over ``devices`` like
     replications), each run reading its own instance's ``P``, ``R``, mask, optimal gain
     and gaps. Instance ``m``'s runs get the keys of a separate call ``simulate(mdp[m],
-    agent, ..., seed)`` (the same for every instance: common random numbers), and each
-    instance's gain and gaps are computed as for that call, so the results equal the
-    separate calls', instance by instance, bit for bit.
+    agent, ..., seed)`` (the same for every instance: common random numbers), and the
+    instances' gains and gaps come from the program of that call's
+    :func:`~jaxmdp.solve_average_reward` and :func:`~jaxmdp.gaps`, vmapped over the
+    instances, so the results equal the separate calls', instance by instance (bit for
+    bit in the tests, on GARNET instances and for the paper's agents and the baselines).
 
     Args:
         mdp: the true MDP (``jaxmdp.MDP``; ``P`` ``[S, A, S]``), a batch (``P``
@@ -484,7 +486,8 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             one-axis ``Mesh`` and run with ``jax.shard_map``; the per-replication keys
             are drawn first, so results are identical whatever the number of devices.
         initial_reward_sums: optional ``[S, A]`` sums of the rewards of the initial
-            transitions; default ``n[x, a] * R[x, a]`` (their means).
+            transitions (the same for every instance of a batch); default
+            ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
         **deprecated: ``planner`` and ``refresh_every``, the paper's agents' options,
@@ -603,9 +606,9 @@ def _instances(mdp):
         mdp = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdp)
     if not isinstance(mdp, MDP):
         raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
-    P, R, mask = (np.asarray(leaf) for leaf in (mdp.P, mdp.R, mdp.mask))
-    if P.ndim == 3:
+    if jnp.ndim(mdp.P) == 3:
         return mdp, None
+    P, R, mask = (np.asarray(leaf) for leaf in (mdp.P, mdp.R, mdp.mask))
     if P.ndim != 4 or P.shape[-1] != P.shape[-3] or R.shape != P.shape[:-1] \
             or mask.shape != R.shape or P.shape[0] == 0:
         raise ValueError(f"mdp must be one MDP (P of shape [S, A, S]) or a batch with one "
