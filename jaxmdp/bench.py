@@ -216,7 +216,10 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
 
     Resumable: each environment's results file is saved after each agent, and a re-run
     with the same settings reuses what is saved (``force`` recomputes). A progress bar
-    advances once per environment and agent over the whole suite.
+    advances once per environment and agent over the whole suite. Runs in float64 (it
+    turns on ``jax_enable_x64``). An agent that cannot run on an environment (its
+    ``check`` raises ``ValueError``) is left out of that environment's rows, with the
+    reason at the end of ``leaderboard.md``.
 
     Args:
         out: the output folder (created).
