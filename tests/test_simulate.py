@@ -462,3 +462,22 @@ def test_batched_mdps_bad_input():
     with pytest.raises(ValueError, match=r"mdp\[1\]"):
         jm.simulate(jm.MDP.unchecked(jnp.stack([small.P] * 2), R3),
                     jm.get_agent("ucb", known_rewards=False), 10, 1, progress=False)
+
+
+def test_gains_and_gaps_of_a_batch_equal_the_one_mdp_solvers():
+    from jaxmdp.analysis.lower_bound import gains_and_gaps
+    from jaxmdp.planning import Status
+
+    mdps = jm.envs.batch("random-5-3", seeds=range(6))
+    gain, delta, status = gains_and_gaps(mdps)
+    assert gain.shape == (6,) and delta.shape == (6, 5, 3)
+    for m in range(6):
+        one = jm.envs.make("random-5-3", seed=m)
+        np.testing.assert_array_equal(gain[m], jm.solve_average_reward(one)[0])
+        np.testing.assert_array_equal(delta[m], jm.gaps(one))
+        assert int(status[m]) == Status.CONVERGED
+    # Two absorbing states with different rewards: multichain, flagged, never raised.
+    P = jnp.stack([jnp.eye(2)[:, None, :]] * 2)
+    R = jnp.array([[[0.5], [0.5]], [[1.0], [0.0]]])
+    status = gains_and_gaps(jm.MDP.unchecked(P, R))[2]
+    assert [int(s) for s in status] == [Status.CONVERGED, Status.MULTICHAIN]
