@@ -11,6 +11,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 from jaxmdp import analysis, envs, planning
 from jaxmdp import evi as _evi_alias  # noqa: F401  (loaded first: jaxmdp.evi is the function)
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
     GainSensitivity,
@@ -92,6 +93,8 @@ __all__ = [
     "EVIResult",
     "EVIStatus",
     "evi",
+    "Hardness",
+    "hardness",
     "Trajectories",
     "simulate",
     "GainSensitivity",

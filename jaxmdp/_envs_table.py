@@ -1,7 +1,7 @@
 """The table ``jaxmdp envs`` prints, computed once and shipped in ``envs_table.json``.
 
 Each row is one named environment (a pattern name stands for one instance of it, see
-:data:`INSTANCES`) and each column one number about it, all computed by one function,
+:data:`jaxmdp.envs.PATTERNS`) and each column one number about it, all computed by one function,
 :func:`measures`, with jaxmdp's float64 solvers. Computing them takes one compiled solver
 program per environment shape (about a minute on a slow 2-core machine), so the numbers
 are computed once by ``python -m jaxmdp._envs_table`` (which rewrites
@@ -27,9 +27,6 @@ from typing import NamedTuple
 #: The file the listing reads, next to this module.
 TABLE_FILE = "envs_table.json"
 
-#: The instance listed for each pattern name of :data:`jaxmdp.envs.ENVIRONMENTS` (seed 0);
-#: fixed names list themselves.
-INSTANCES = {"garnet-S-A-b": "garnet-100-4-5", "random-S-A": "random-10-4"}
 
 
 class Column(NamedTuple):
@@ -63,6 +60,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("lower_bound", "lower bound C", 14, ".4g",
            "regret lower-bound constant, rewards known (jaxmdp.regret_lower_bound)",
            rtol=1e-8, atol=1e-12),
+    Column("diameter", "diameter", 9, ".4g",
+           "diameter D, max expected hitting time (jaxmdp.hardness; inf: not communicating)",
+           rtol=1e-8, atol=1e-12),
+    Column("bias_span", "bias span", 10, ".4g", "span of the optimal bias (jaxmdp.hardness)",
+           rtol=1e-8, atol=1e-12),
+    Column("mixing_time", "t_mix", 6, ".0f",
+           "mixing time t_mix(1/4) of the optimal policy's chain (jaxmdp.hardness; inf: "
+           "periodic or beyond the cap)"),
+    Column("min_gap", "min gap", 9, ".4g",
+           "smallest positive gap Delta(x, a) (jaxmdp.hardness; inf: every action optimal)",
+           rtol=1e-7, atol=1e-12),
 )
 
 
@@ -74,7 +82,9 @@ def instance(name: str) -> str:
         >>> _envs_table.instance("garnet-S-A-b"), _envs_table.instance("riverswim-6")
         ('garnet-100-4-5', 'riverswim-6')
     """
-    return INSTANCES.get(name, name)
+    from jaxmdp.envs import PATTERNS
+
+    return PATTERNS.get(name, name)
 
 
 def measures(mdp) -> dict[str, int | float]:
@@ -87,8 +97,10 @@ def measures(mdp) -> dict[str, int | float]:
 
     Returns:
         A dict with one entry per :data:`COLUMNS` key: ``S`` and ``A`` (ints), ``gain``,
-        the optimal gain, and ``lower_bound``, the Burnetas–Katehakis constant
-        ``sum Delta / K`` for learners told the mean rewards (floats).
+        the optimal gain, ``lower_bound``, the Burnetas–Katehakis constant
+        ``sum Delta / K`` for learners told the mean rewards, and from
+        :func:`jaxmdp.hardness` the ``diameter``, ``bias_span``, ``mixing_time`` and
+        ``min_gap`` (floats; ``inf`` where the measure is infinite).
 
     Example:
         >>> import jaxmdp as jm
@@ -97,13 +109,17 @@ def measures(mdp) -> dict[str, int | float]:
         >>> row["S"], row["A"], round(row["gain"], 4)
         (6, 2, 0.875)
     """
+    from jaxmdp.analysis.hardness import hardness
     from jaxmdp.analysis.lower_bound import regret_lower_bound
     from jaxmdp.planning import solve_average_reward
 
     gain = solve_average_reward(mdp)[0]
     bound = regret_lower_bound(mdp)
+    measured = hardness(mdp)
     return {"S": int(mdp.num_states), "A": int(mdp.num_actions), "gain": float(gain),
-            "lower_bound": float(bound.constant)}
+            "lower_bound": float(bound.constant),
+            **{key: float(getattr(measured, key))
+               for key in ("diameter", "bias_span", "mixing_time", "min_gap")}}
 
 
 def compute_row(name: str) -> dict[str, int | float | str]:
@@ -179,13 +195,15 @@ def rows(names, table: dict[str, dict] | None = None) -> list[dict]:
 
 
 def format_header() -> str:
-    """The listing's header line (name, the columns, description)."""
+    """The listing's header line (name and the columns; each row's description is on
+    the line under it)."""
     cells = "".join(f" {column.title:>{column.width}s}" for column in COLUMNS)
-    return f"{'name':22s}{cells}  description"
+    return f"{'name':22s}{cells}"
 
 
 def format_row(row: dict, description: str) -> str:
-    """One line of the listing."""
+    """One entry of the listing: the numbers on one line (``inf`` and ``nan`` printed as
+    such), the description indented on the next."""
     cells = []
     for column in COLUMNS:
         value = row[column.key]
@@ -193,7 +211,7 @@ def format_row(row: dict, description: str) -> str:
             cells.append(f" {'nan':>{column.width}s}")
         else:
             cells.append(f" {value:{column.width}{column.spec}}")
-    return f"{row['instance']:22s}{''.join(cells)}  {description}"
+    return f"{row['instance']:22s}{''.join(cells)}\n    {description}"
 
 
 def main(argv=None) -> int:

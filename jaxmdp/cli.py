@@ -5,7 +5,8 @@
     jaxmdp run --env riverswim-6 --agents ucb,ps,ucrl2 --horizon 100000 \\
                --replications 100 --out results/rs6
     jaxmdp run --env my_mdp.npz --agents ucb,ps --out results/mine  # from MDP.save
-    jaxmdp envs            # the environments, with S, A, optimal gain and lower bound
+    jaxmdp bench --out results/bench [--agents ucb,ps] [--suite standard] [--full]
+    jaxmdp envs            # the environments: S, A, gain, lower bound, hardness measures
     jaxmdp agents          # the agents jaxmdp.get_agent knows
     jaxmdp cache [--clear] # the compilation cache's location and size; delete its entries
 
@@ -15,6 +16,10 @@
 ``--plot-only`` redraws the table and figure from saved results. ``--env`` takes an
 environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
 ``python -m jaxmdp``.
+
+``jaxmdp bench`` runs every registered agent on a suite of environments and ensembles
+(:mod:`jaxmdp.bench`) and writes ``<out>/leaderboard.csv`` and ``.md``, one figure per
+environment and a regret-versus-hardness figure per agent; it resumes like ``jaxmdp run``.
 
 Compiled programs are kept in JAX's persistent compilation cache, so a second run of the
 same configuration loads them instead of compiling them again: in
@@ -95,7 +100,25 @@ def _parser() -> argparse.ArgumentParser:
                      help="compile every program afresh and write nothing to the "
                           "compilation cache (also: JAXMDP_NO_COMPILE_CACHE=1)")
 
-    sub.add_parser("envs", help="list the environments (S, A, optimal gain, lower bound)")
+    bench = sub.add_parser("bench", help="every agent on a suite of environments and "
+                                         "ensembles: leaderboard and figures")
+    bench.add_argument("--out", type=Path, required=True, help="output folder")
+    bench.add_argument("--agents", default=None,
+                       help="comma-separated agent names (default: every registered agent)")
+    bench.add_argument("--suite", default="standard",
+                       help="a suite (standard, extended, tiny) or comma-separated "
+                            "environment names (garnet-S-A-b and random-S-A become "
+                            "ensembles)")
+    bench.add_argument("--full", action="store_true",
+                       help="the GPU size (T = 100,000, 100 replications, 100 instances) "
+                            "instead of the CPU default (T = 5,000, 8 replications, 16 "
+                            "instances)")
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--force", action="store_true", help="recompute saved results")
+    bench.add_argument("--no-progress", action="store_true")
+
+    sub.add_parser("envs", help="list the environments (S, A, gain, lower bound, diameter, "
+                                "bias span, mixing time, smallest gap)")
     sub.add_parser("agents", help="list the agents")
     cache = sub.add_parser("cache", help="print the compilation cache's location and size",
                            description=_CACHE_HELP)
@@ -181,7 +204,9 @@ def run(args) -> int:
 
 
 def envs() -> int:
-    """``jaxmdp envs``: the environments with S, A, optimal gain and lower-bound constant.
+    """``jaxmdp envs``: the environments with S, A, optimal gain, lower-bound constant and
+    the hardness measures of :func:`jaxmdp.hardness` (diameter, bias span, mixing time,
+    smallest gap; ``inf`` where infinite).
 
     The numbers are read from the table shipped with the package
     (``jaxmdp/envs_table.json``, written by ``python -m jaxmdp._envs_table``), so the
@@ -245,6 +270,13 @@ def main(argv=None) -> int:
             return run(args)
         if args.command == "envs":
             return envs()
+        if args.command == "bench":
+            from jaxmdp import bench as bench_module
+
+            bench_module.run_bench(args.out, agents=args.agents, suite=args.suite,
+                                   size="full" if args.full else "default", seed=args.seed,
+                                   progress=not args.no_progress, force=args.force)
+            return 0
         if args.command == "cache":
             return cache(args)
         return agents()

@@ -493,8 +493,8 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
             :func:`jaxmdp.simulate`.
         force: recompute agents already in the file.
         progress: progress bars.
-        lower_bound: the constant of the ``C ln t`` line; default
-            ``regret_lower_bound(mdp).constant``.
+        lower_bound: the constant of the ``C ln t`` line (for a batch of MDPs, one per
+            instance, ``[M]``); default ``regret_lower_bound(mdp).constant``.
         env: the environment's name, kept in the settings (see :func:`run_settings`).
 
     Returns:
@@ -516,7 +516,7 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
     if "lower_bound" not in data:
         if lower_bound is None:
             lower_bound = float(regret_lower_bound(mdp).constant)
-        data["lower_bound"] = np.asarray(float(lower_bound))
+        data["lower_bound"] = np.asarray(lower_bound, dtype=np.float64)
     for label, agent in labelled:
         if label in settings["agents"]:
             print(f"{label}: reusing {path}", flush=True)

@@ -12,7 +12,9 @@ in state ``x``:
    MDP's reward law, update the counts and reward sums, and accumulate the pseudo-regret
    ``Delta(x, a)`` and the realised regret ``gain* - r_t``.
 
-Replications are ``vmap``ped over independent keys (``jax.random.split(key, R)``); within a
+Replications are ``vmap``ped over independent keys (``jax.random.split(key, R)``); a batch
+of ``M`` MDPs adds its instances to that axis (``M * R`` runs, each reading its own MDP,
+the runs of every instance with the keys of the ``R`` replications); within a
 replication the draws of round ``t`` are functions of its key and ``t`` (counter-based,
 see :func:`_round_words`), so no key is carried from round to round. Long
 runs are cut into chunks of scan steps (one jitted call each) driven from a Python loop
@@ -39,8 +41,9 @@ from jax.extend.random import threefry_2x32
 from jaxmdp import _cache, _sharding
 from jaxmdp._progress import Progress
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
-from jaxmdp.analysis.lower_bound import gaps
+from jaxmdp.analysis.lower_bound import gains_and_gaps, gaps
 from jaxmdp.mdp import MDP
+from jaxmdp.planning._core import Status
 from jaxmdp.planning.policy_iteration import solve_average_reward
 
 #: Horizons up to this many rounds record every round by default.
@@ -59,7 +62,8 @@ class Trajectories(NamedTuple):
 
     Attributes:
         pseudo_regret: cumulative pseudo-regret ``sum_t Delta(x_t, a_t)`` of the true MDP,
-            ``[replications, horizon // record_every]``.
+            ``[replications, horizon // record_every]`` (for a batch of ``M`` MDPs, every
+            field but ``times`` has the leading axes ``[M, replications]``).
         regret: cumulative realised regret ``k * gain* - sum_t r_t`` over the ``k`` played
             rounds, with the observed (drawn) rewards ``r_t``; same shape.
         times: the number of played rounds ``k`` at each record, int ``[horizon //
@@ -206,18 +210,20 @@ def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool,
     return step
 
 
-def _blocked(batched_fn, carry, block):
-    """``batched_fn(carry)`` run on blocks of ``block`` replications, one block after
+def _blocked(batched_fn, carry, block, rows=None):
+    """``batched_fn(carry, rows)`` run on blocks of ``block`` replications, one block after
     another; ``None`` runs all at once.
 
-    ``batched_fn`` maps a carry with a leading replication axis to ``(carry, outputs)``
-    with the same leading axis. The blocks are sliced from and written back into the
-    carry in place (a ``fori_loop`` of ``dynamic_update_slice``), and a last, smaller
-    block takes the remainder, so no replication is padded or copied whole.
+    ``batched_fn`` maps a carry with a leading replication axis (and ``rows``, read-only
+    per-replication arrays with the same leading axis, or ``None``) to ``(carry,
+    outputs)`` with the same leading axis. The blocks are sliced from and written back
+    into the carry in place (a ``fori_loop`` of ``dynamic_update_slice``; ``rows`` is
+    only sliced), and a last, smaller block takes the remainder, so no replication is
+    padded or copied whole.
     """
     replications = jax.tree_util.tree_leaves(carry)[0].shape[0]
     if block is None or block >= replications:
-        return batched_fn(carry)
+        return batched_fn(carry, rows)
     tree_map = jax.tree_util.tree_map
     full = replications // block
 
@@ -228,17 +234,19 @@ def _blocked(batched_fn, carry, block):
         return tree_map(lambda leaf, v: lax.dynamic_update_slice_in_dim(leaf, v, start, 0),
                         tree, values)
 
-    _, outputs = jax.eval_shape(batched_fn, part(carry, 0, block))
+    _, outputs = jax.eval_shape(batched_fn, part(carry, 0, block), part(rows, 0, block))
     outputs = tree_map(lambda s: jnp.zeros((replications,) + s.shape[1:], s.dtype), outputs)
 
     def body(i, state):
         start = i * block
-        return put(state, batched_fn(part(state[0], start, block)), start)
+        return put(state, batched_fn(part(state[0], start, block), part(rows, start, block)),
+                   start)
 
     state = lax.fori_loop(0, full, body, (carry, outputs))
     if replications > full * block:
-        start = full * block
-        state = put(state, batched_fn(part(state[0], start, replications - start)), start)
+        start, size = full * block, replications - full * block
+        state = put(state, batched_fn(part(state[0], start, size), part(rows, start, size)),
+                    start)
     return state
 
 
@@ -247,7 +255,8 @@ def _blocked(batched_fn, carry, block):
 CPU_BLOCK_BYTES = 8 * 2**20
 
 
-def replication_block(carry, replications: int, platform: str) -> int | None:
+def replication_block(carry, replications: int, platform: str,
+                      row_bytes: int = 0) -> int | None:
     """Replications per vmapped block: all of them, except on CPU when their state
     exceeds :data:`CPU_BLOCK_BYTES`.
 
@@ -258,12 +267,13 @@ def replication_block(carry, replications: int, platform: str) -> int | None:
     took 43 µs per replication-step with 10 replications and 100-115 µs with 1,000, on a
     CPU with a few MB of cache). Blocks that fit keep the
     passes in cache; they run one after another within each chunk. GPUs want the
-    widest batch, so there is one block.
+    widest batch, so there is one block. ``row_bytes`` adds the bytes each replication
+    reads besides its carry (its own MDP, in a batch of MDPs).
     """
     if platform != "cpu":
         return None
     per_replication = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(carry))
-    per_replication //= max(1, replications)
+    per_replication = per_replication // max(1, replications) + row_bytes
     block = max(1, CPU_BLOCK_BYTES // max(1, per_replication))
     return None if block >= replications else block
 
@@ -272,19 +282,26 @@ def replication_block(carry, replications: int, platform: str) -> int | None:
                                              "record_path", "mesh", "block",
                                              "initial_round"),
                    donate_argnums=0)
-def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
+def _run_chunk(carry: _Carry, instance, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
                num_records: int, record_every: int, record_path: bool = False, mesh=None,
                block: int | None = None, initial_round: int = 1):
     """``num_records * record_every`` rounds for every replication (vmapped, in blocks of
     ``block`` replications), from round ``start`` (0-based, int32 scalar); with a
-    ``mesh``, each device runs its share."""
+    ``mesh``, each device runs its share.
 
-    def chunk(carry, mdp, gain, delta, t0, start):
-        step = _make_step(agent, mdp, gain, delta, t0, record_path, initial_round)
+    ``instance`` is ``None`` (one MDP: ``mdp``, ``gain`` and ``delta`` are shared by
+    every replication) or, for a batch of MDPs, int32 ``[replications]``: the index of
+    each replication's MDP in the leading axis of ``mdp``, ``gain`` and ``delta``."""
+
+    def chunk(carry, instance, mdp, gain, delta, t0, start):
         # The round indices are not batched: conditions on them stay real `cond`s in vmap.
         first = start + record_every * jnp.arange(num_records, dtype=jnp.int32)
 
-        def trajectory(carry):
+        def trajectory(carry, instance):
+            env = (mdp, gain, delta)
+            if instance is not None:  # this replication's MDP, gathered once per chunk
+                env = jax.tree_util.tree_map(lambda leaf: leaf[instance], env)
+            step = _make_step(agent, *env, t0, record_path, initial_round)
             if record_every == 1:
                 return lax.scan(step, carry, first)
 
@@ -295,12 +312,12 @@ def _run_chunk(carry: _Carry, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
 
             return lax.scan(record, carry, first)
 
-        return _blocked(jax.vmap(trajectory), carry, block)
+        return _blocked(jax.vmap(trajectory), carry, block, instance)
 
     if mesh is not None:
-        chunk = _sharding.shard_map(chunk, mesh,
-                                    batched=(True, False, False, False, False, False))
-    return chunk(carry, mdp, gain, delta, t0, start)
+        chunk = _sharding.shard_map(chunk, mesh, batched=(True, True, False, False, False,
+                                                          False, False))
+    return chunk(carry, instance, mdp, gain, delta, t0, start)
 
 
 def _records_per_chunk(total: int, most: int) -> int:
@@ -319,6 +336,13 @@ def _records_per_chunk(total: int, most: int) -> int:
 def _init_agents(keys, mdp: MDP, *, agent: Agent, initial_round: int = 1):
     spec = env_spec(mdp, initial_round)
     return jax.vmap(lambda key: agent.init(key, spec))(keys)
+
+
+@functools.partial(jax.jit, static_argnames=("agent", "initial_round"))
+def _init_batch(keys, mdps: MDP, *, agent: Agent, initial_round: int = 1):
+    """:func:`_init_agents` for every MDP of a batch: ``[M, replications, ...]``."""
+    return jax.vmap(lambda mdp: _init_agents(keys, mdp, agent=agent,
+                                             initial_round=initial_round))(mdps)
 
 
 def _check_positive_int(name, value):
@@ -412,8 +436,22 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     robustness experiment, section 5.1). Observed rewards follow ``mdp.reward_law``;
     pseudo-regret uses the true gaps, realised regret the drawn rewards.
 
+    **A batch of MDPs** (an ``MDP`` whose leaves have a leading axis of ``M`` instances,
+    e.g. from :func:`jaxmdp.envs.batch`, or a list of ``M`` MDPs of the same ``S``, ``A``,
+    dtype and reward law) runs ``replications`` runs on every instance in one program:
+    the ``M * replications`` runs are one ``vmap`` axis (split over ``devices`` like
+    replications), each run reading its own instance's ``P``, ``R``, mask, optimal gain
+    and gaps. Instance ``m``'s runs get the keys of a separate call ``simulate(mdp[m],
+    agent, ..., seed)`` (the same for every instance: common random numbers), and the
+    instances' gains and gaps come from the program of that call's
+    :func:`~jaxmdp.solve_average_reward` and :func:`~jaxmdp.gaps`, vmapped over the
+    instances, so the results equal the separate calls', instance by instance (bit for
+    bit in the tests, on GARNET instances and for the paper's agents and the baselines).
+
     Args:
-        mdp: the true MDP (``jaxmdp.MDP``); its float dtype is used throughout.
+        mdp: the true MDP (``jaxmdp.MDP``; ``P`` ``[S, A, S]``), a batch (``P``
+            ``[M, S, A, S]``, ``R`` and ``mask`` ``[M, S, A]``) or a list of MDPs (stacked
+            into a batch); its float dtype is used throughout.
         agent: an :class:`~jaxmdp.Agent` (e.g. ``jm.get_agent("ucb",
             known_rewards=False)``) or a name with default options: ``"ucb"``,
             ``"dmed"``, ``"olp"``, ``"ps"`` (see :func:`jaxmdp.get_agent`).
@@ -432,7 +470,8 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``bits(fold_in(k, 2))``. Same seed, same result, on any number of devices.
             Agents' random bits are drawn with the non-partitionable threefry layout
             (``PARTITIONABLE_THREEFRY``), whatever the global JAX setting.
-        initial_counts: optional int ``[S, A, S]`` transition counts to start from.
+        initial_counts: optional int ``[S, A, S]`` transition counts to start from (the
+            same for every instance of a batch).
         record_every: keep every ``record_every``-th cumulative value (positive int).
             Defaults to 1 for ``horizon <= 10^5`` and to ``ceil(horizon / 10^5)`` above.
         chunk_size: rounds per jitted call at most (rounded to a multiple of
@@ -447,7 +486,8 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             one-axis ``Mesh`` and run with ``jax.shard_map``; the per-replication keys
             are drawn first, so results are identical whatever the number of devices.
         initial_reward_sums: optional ``[S, A]`` sums of the rewards of the initial
-            transitions; default ``n[x, a] * R[x, a]`` (their means).
+            transitions (the same for every instance of a batch); default
+            ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
         **deprecated: ``planner`` and ``refresh_every``, the paper's agents' options,
@@ -460,7 +500,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         ``[replications, horizon // record_every]`` recorded after rounds
         ``record_every, 2 * record_every, ...``, and the final counts, reward sums and
         agent state. Rounds after the last record (``horizon % record_every`` of them)
-        are played but not recorded.
+        are played but not recorded. For a batch of ``M`` MDPs every field but
+        ``times`` has the leading axes ``[M, replications]`` (``pseudo_regret`` and
+        ``regret`` ``[M, replications, horizon // record_every]``, ``counts`` ``[M,
+        replications, S, A, S]``).
 
     Raises:
         ValueError: for a ``mdp`` that is not an MDP, a non-positive ``horizon``,
@@ -472,6 +515,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             fractional or on inadmissible actions; or an ``mdp`` whose optimal gain
             depends on the initial state (multichain, so regret is undefined; raised by
             :func:`jaxmdp.solve_average_reward`, naming the states and their gains).
+            For a batch: an empty list, a list holding a non-MDP, MDPs of different
+            ``S``, ``A``, dtype or reward law, a batch with more than one leading axis or
+            inconsistent shapes (each naming ``mdp``), and any of the above for an
+            instance (validated one by one, the message naming ``mdp[m]``).
 
     Example:
         >>> import jaxmdp as jm
@@ -479,27 +526,119 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         ...                    replications=8, seed=0, progress=False)
         >>> traj.pseudo_regret.shape
         (8, 1000)
+
+        A batch of 20 GARNET MDPs, 5 runs each, in one call; instance 3 equals its own
+        call:
+
+        >>> import numpy as np
+        >>> mdps = jm.envs.batch("garnet-6-2-3", seeds=range(20))
+        >>> batch = jm.simulate(mdps, "ucb", horizon=200, replications=5, seed=1,
+        ...                     progress=False)
+        >>> batch.pseudo_regret.shape
+        (20, 5, 200)
+        >>> one = jm.simulate(jm.envs.make("garnet-6-2-3", seed=3), "ucb", horizon=200,
+        ...                   replications=5, seed=1, progress=False)
+        >>> bool(np.array_equal(batch.regret[3], one.regret))
+        True
     """
     _cache.enable_compilation_cache()  # on by default; a user's own configuration wins
     agent = _agent_with_options(agent, deprecated)
-    horizon, replications, record_every, chunk_size, counts0, sums0 = _validate(
-        mdp, agent, horizon, replications, record_every, chunk_size, record_path,
-        initial_counts, initial_reward_sums)
+    mdp, instances = _instances(mdp)
+    horizon, replications, record_every, chunk_size = _validate(
+        horizon, replications, record_every, chunk_size, record_path)
+    starts = [_validate_instance(m, agent, horizon, initial_counts, initial_reward_sums,
+                                 None if instances is None else i)
+              for i, m in enumerate(instances or [mdp])]
+    counts0 = starts[0][0]
     mesh = _sharding.replication_mesh(devices)
-    gain, _, _ = solve_average_reward(mdp)
-    delta = gaps(mdp)
+    gain, delta = _solve_instances(mdp, instances)
     initial_round = int(counts0.sum()) + 1
-    carry = _initial_carry(mdp, agent, seed, replications, counts0, sums0, initial_round)
-    carry, (mdp, gain, delta, t0), mesh, block = _place(
-        carry, (mdp, gain, delta, jnp.asarray(initial_round, jnp.int32)), mesh, devices,
-        replications)
+    rows = replications * (1 if instances is None else len(instances))
+    carry = _initial_carry(instances or [mdp], agent, seed, replications, counts0,
+                           [sums0 for _, sums0 in starts], initial_round)
+    instance = (None if instances is None else
+                jnp.repeat(jnp.arange(len(instances), dtype=jnp.int32), replications))
+    row_bytes = 0 if instances is None else sum(
+        leaf.nbytes // len(instances) for leaf in jax.tree_util.tree_leaves((mdp, gain, delta)))
+    (carry, instance), (mdp, gain, delta, t0), mesh, block = _place(
+        (carry, instance), (mdp, gain, delta, jnp.asarray(initial_round, jnp.int32)), mesh,
+        devices, rows, row_bytes)
     options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block,
                    initial_round=initial_round)
     carry, pseudo, regret, paths = _run_chunks(
-        carry, (mdp, gain, delta, t0), horizon, replications, record_every, chunk_size,
+        (carry, instance), (mdp, gain, delta, t0), horizon, rows, record_every, chunk_size,
         options, progress)
-    return _assemble(carry, pseudo, regret, paths, replications, record_every, record_path,
+    traj = _assemble(carry, pseudo, regret, paths, rows, record_every, record_path,
                      horizon // record_every, mdp.P.dtype)
+    if instances is None:
+        return traj
+    shape = (len(instances), replications)
+    unflatten = functools.partial(jax.tree_util.tree_map,
+                                  lambda leaf: leaf.reshape(shape + leaf.shape[1:]))
+    return traj._replace(**{field: unflatten(getattr(traj, field))
+                            for field in traj._fields if field != "times"})
+
+
+def _instances(mdp):
+    """``(mdp, instances)``: ``instances`` is ``None`` for one MDP; for a batch (an
+    ``MDP`` whose leaves have one leading axis, or a list of MDPs, stacked here) it is
+    the list of the validated instances, and ``mdp`` their stack."""
+    if isinstance(mdp, (list, tuple)):
+        if not mdp or not all(isinstance(m, MDP) for m in mdp):
+            bad = next((m for m in mdp if not isinstance(m, MDP)), None)
+            raise ValueError("mdp must be a jaxmdp.MDP or a non-empty list of them, got "
+                             + ("an empty list" if not mdp else
+                                f"a list holding a {type(bad).__name__}"))
+        for i, m in enumerate(mdp):
+            if m.P.ndim != 3:
+                raise ValueError(f"mdp: a list of MDPs must hold single MDPs, got mdp[{i}] "
+                                 f"with P of shape {m.P.shape}")
+            if (m.P.shape, m.P.dtype) != (mdp[0].P.shape, mdp[0].P.dtype):
+                raise ValueError(
+                    f"mdp: MDPs of different sizes (S, A) or dtypes cannot be stacked into "
+                    f"one batch: mdp[0] has P of shape {mdp[0].P.shape} ({mdp[0].P.dtype}), "
+                    f"mdp[{i}] has {m.P.shape} ({m.P.dtype})")
+            if (m.reward_law, m.reward_sigma) != (mdp[0].reward_law, mdp[0].reward_sigma):
+                raise ValueError(
+                    f"mdp: MDPs of a batch must share one reward law, got mdp[0] with "
+                    f"{mdp[0].reward_law!r} (sigma {mdp[0].reward_sigma}) and mdp[{i}] with "
+                    f"{m.reward_law!r} (sigma {m.reward_sigma})")
+        mdp = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdp)
+    if not isinstance(mdp, MDP):
+        raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
+    if jnp.ndim(mdp.P) == 3:
+        return mdp, None
+    P, R, mask = (np.asarray(leaf) for leaf in (mdp.P, mdp.R, mdp.mask))
+    if P.ndim != 4 or P.shape[-1] != P.shape[-3] or R.shape != P.shape[:-1] \
+            or mask.shape != R.shape or P.shape[0] == 0:
+        raise ValueError(f"mdp must be one MDP (P of shape [S, A, S]) or a batch with one "
+                         f"leading axis (P [M, S, A, S], R and mask [M, S, A], M >= 1), got "
+                         f"P, R, mask of shapes {P.shape}, {R.shape}, {mask.shape}")
+    law = {"reward_law": mdp.reward_law}
+    if mdp.reward_law == "gaussian":
+        law["reward_sigma"] = mdp.reward_sigma
+    instances = []
+    for i in range(P.shape[0]):
+        try:
+            instances.append(MDP(P[i], R[i], mask[i], **law))
+        except ValueError as error:
+            raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
+    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *instances), instances
+
+
+def _solve_instances(mdp: MDP, instances):
+    """The optimal gain and the gaps of ``mdp``, or of every instance of a batch (the same
+    program, vmapped: :func:`jaxmdp.analysis.lower_bound.gains_and_gaps`)."""
+    if instances is None:
+        gain, _, _ = solve_average_reward(mdp)
+        return gain, gaps(mdp)
+    gain, delta, status = gains_and_gaps(mdp)
+    for i in np.flatnonzero(np.asarray(status) == Status.MULTICHAIN):
+        try:
+            gaps(instances[i])  # raises, naming the states and their gains
+        except ValueError as error:
+            raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
+    return gain, delta
 
 
 def _agent_with_options(agent, deprecated: dict) -> Agent:
@@ -519,12 +658,9 @@ def _agent_with_options(agent, deprecated: dict) -> Agent:
     return get_agent(agent, **options)
 
 
-def _validate(mdp, agent: Agent, horizon, replications, record_every, chunk_size,
-              record_path, initial_counts, initial_reward_sums):
-    """Checks :func:`simulate`'s arguments; returns them normalised, with the initial
-    counts and reward sums as arrays."""
-    if not isinstance(mdp, MDP):
-        raise ValueError(f"mdp must be a jaxmdp.MDP, got {type(mdp).__name__}")
+def _validate(horizon, replications, record_every, chunk_size, record_path):
+    """Checks :func:`simulate`'s arguments that concern no particular MDP instance;
+    returns them normalised."""
     horizon = _check_positive_int("horizon", horizon)
     replications = _check_positive_int("replications", replications)
     if record_every is None:
@@ -533,63 +669,98 @@ def _validate(mdp, agent: Agent, horizon, replications, record_every, chunk_size
     chunk_size = _check_positive_int("chunk_size", chunk_size)
     if not isinstance(record_path, bool):
         raise ValueError(f"record_path must be a bool, got {record_path!r}")
-    counts0 = _check_counts(initial_counts, mdp)
-    dtype = jnp.asarray(mdp.P).dtype
-    sums0 = _check_reward_sums(initial_reward_sums, counts0, mdp).astype(dtype)
-    t0 = int(counts0.sum()) + 1
-    agent.check(env_spec(mdp, t0))
+    return horizon, replications, record_every, chunk_size
+
+
+def _validate_instance(mdp: MDP, agent: Agent, horizon: int, initial_counts,
+                       initial_reward_sums, index: int | None):
+    """Checks the initial counts and reward sums and the agent against one MDP (instance
+    ``index`` of a batch, named in the message, or the only one); returns the counts
+    and sums as arrays."""
+    try:
+        counts0 = _check_counts(initial_counts, mdp)
+        dtype = jnp.asarray(mdp.P).dtype
+        sums0 = _check_reward_sums(initial_reward_sums, counts0, mdp).astype(dtype)
+        t0 = int(counts0.sum()) + 1
+        agent.check(env_spec(mdp, t0))
+    except ValueError as error:
+        if index is None:
+            raise
+        raise ValueError(f"mdp[{index}] (instance {index} of the batch): {error}") from None
     if t0 + horizon >= np.iinfo(np.int32).max:
         raise ValueError(f"horizon plus initial transitions must fit in int32, got "
                          f"horizon={horizon} with {t0 - 1} initial transitions")
-    return horizon, replications, record_every, chunk_size, counts0, sums0
+    return counts0, sums0
 
 
-def _initial_carry(mdp: MDP, agent: Agent, seed, replications: int, counts0, sums0,
-                   initial_round: int) -> _Carry:
-    """Every replication's keys, initial statistics and initialised agent state."""
-    dtype = jnp.asarray(mdp.P).dtype
+def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, counts0,
+                   sums0: list, initial_round: int) -> _Carry:
+    """Every replication's keys, initial statistics and initialised agent state, for each
+    MDP of ``mdps`` in turn (its initial reward sums in ``sums0``): the replications of
+    every MDP get the keys ``jax.random.split(key, replications)``, as for that MDP
+    alone."""
+    dtype = jnp.asarray(mdps[0].P).dtype
     with _prng_layout():
         init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
-        agent_state = _init_agents(init_keys, mdp, agent=agent, initial_round=initial_round)
+        if len(mdps) == 1:
+            agent_state = _init_agents(init_keys, mdps[0], agent=agent,
+                                       initial_round=initial_round)
+        else:
+            stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
+            agent_state = jax.tree_util.tree_map(
+                lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
+                _init_batch(init_keys, stacked, agent=agent, initial_round=initial_round))
+    rows = replications * len(mdps)
+
+    def tiled(keys):
+        return jnp.tile(keys, (len(mdps),) + (1,) * (keys.ndim - 1))
+
     carry = _Carry(
-        key=round_keys,
-        bits_key=bits_keys,
-        state=jnp.zeros((replications,), dtype=jnp.int32),
-        counts=jnp.broadcast_to(jnp.asarray(counts0), (replications,) + counts0.shape),
-        reward_sums=jnp.broadcast_to(jnp.asarray(sums0), (replications,) + sums0.shape),
+        key=round_keys if len(mdps) == 1 else tiled(round_keys),
+        bits_key=bits_keys if len(mdps) == 1 else tiled(bits_keys),
+        state=jnp.zeros((rows,), dtype=jnp.int32),
+        counts=jnp.broadcast_to(jnp.asarray(counts0), (rows,) + counts0.shape),
+        reward_sums=jnp.concatenate([
+            jnp.broadcast_to(jnp.asarray(sums), (replications,) + sums.shape)
+            for sums in sums0]),
         agent_state=agent_state,
-        pseudo_regret=jnp.zeros((replications,), dtype=dtype),
-        regret=jnp.zeros((replications,), dtype=dtype),
+        pseudo_regret=jnp.zeros((rows,), dtype=dtype),
+        regret=jnp.zeros((rows,), dtype=dtype),
     )
     return jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
 
 
-def _place(carry: _Carry, shared, mesh, devices, replications: int):
-    """Puts the carry and the ``shared`` arrays where they run: sharded over ``mesh``
-    (padded to a multiple of its size; the padding's results are dropped), or on the one
-    device. Returns ``(carry, shared, mesh or None, block)`` with ``block`` the
-    replications per vmapped call (``None``: all of them at once)."""
+def _place(batched, shared, mesh, devices, replications: int, row_bytes: int = 0):
+    """Puts the ``batched`` arrays (leading replication axis: the carry, and each
+    replication's MDP index in a batch) and the ``shared`` arrays where they run: sharded
+    over ``mesh`` (padded to a multiple of its size; the padding's results are dropped),
+    or on the one device. Returns ``(batched, shared, mesh or None, block)`` with
+    ``block`` the replications per vmapped call (``None``: all of them at once)."""
     if mesh.size > 1 or jax.process_count() > 1:
         padded = _sharding.padded_size(replications, mesh)
-        carry = _sharding.shard(_sharding.pad_replications(carry, replications, padded), mesh)
+        batched = _sharding.shard(_sharding.pad_replications(batched, replications, padded),
+                                  mesh)
         shared = _sharding.replicate(shared, mesh)
     else:
         mesh = None
         if devices is not None:
-            carry, shared = jax.device_put((carry, shared), list(devices)[0])
+            batched, shared = jax.device_put((batched, shared), list(devices)[0])
+    carry = batched[0]
     local = -(-carry.state.shape[0] // (mesh.size if mesh is not None else 1))
     platform = (mesh.devices.flat[0] if mesh is not None
                 else jax.tree_util.tree_leaves(carry)[0].devices().pop()).platform
-    block = replication_block(carry, carry.state.shape[0], platform)
+    block = replication_block(carry, carry.state.shape[0], platform, row_bytes)
     block = None if block is None or block >= local else block
-    return carry, shared, mesh, block
+    return batched, shared, mesh, block
 
 
-def _run_chunks(carry: _Carry, shared, horizon: int, replications: int, record_every: int,
+def _run_chunks(batched, shared, horizon: int, replications: int, record_every: int,
                 chunk_size: int, options: dict, progress: bool):
     """Plays the ``horizon`` rounds in jitted chunks of equal length, with a progress bar.
 
-    Returns the final carry and the per-chunk pseudo-regret, regret and path records."""
+    ``batched`` is ``(carry, instance)`` (see :func:`_run_chunk`). Returns the final
+    carry and the per-chunk pseudo-regret, regret and path records."""
+    carry, instance = batched
     total_records = horizon // record_every
     records_per_chunk = _records_per_chunk(total_records, max(1, chunk_size // record_every))
     pseudo, regret, paths = [], [], []
@@ -599,7 +770,7 @@ def _run_chunks(carry: _Carry, shared, horizon: int, replications: int, record_e
         while done < total_records:
             n = min(records_per_chunk, total_records - done)
             start = jnp.asarray(done * record_every, jnp.int32)
-            carry, (p, r, path) = _run_chunk(carry, *shared, start, num_records=n,
+            carry, (p, r, path) = _run_chunk(carry, instance, *shared, start, num_records=n,
                                              record_every=record_every, **options)
             pseudo.append(p)
             regret.append(r)
@@ -611,7 +782,7 @@ def _run_chunks(carry: _Carry, shared, horizon: int, replications: int, record_e
         remainder = horizon - total_records * record_every
         if remainder:
             start = jnp.asarray(total_records * record_every, jnp.int32)
-            carry, (_, _, path) = _run_chunk(carry, *shared, start, num_records=1,
+            carry, (_, _, path) = _run_chunk(carry, instance, *shared, start, num_records=1,
                                              record_every=remainder, **options)
             paths.append(path)
             bar.update(remainder)

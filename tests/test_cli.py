@@ -38,8 +38,8 @@ def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--env", "riverswim-7"],
-         "--env: unknown environment name 'riverswim-7'; known names: "),
+        (["--env", "riverswim-seven"],
+         "--env: unknown environment name 'riverswim-seven'; known names: "),
         (["--env", "missing.npz"], "--env: no MDP file at 'missing.npz'"),
         (["--env", "no/such/file"], "--env: no MDP file at 'no/such/file'"),
         (["--agents", "ucb,greedy"], r"one of \[.*'ucb'.*\], got 'greedy'"),
@@ -105,7 +105,8 @@ def test_envs_and_agents_listings(monkeypatch, capsys):
     assert cli.main(["envs"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split()[:5] == ["riverswim-6", "6", "2", "0.875003", "39.06"]
-    assert out[2].split()[:3] == ["garnet-100-4-5", "100", "4"]
+    assert out[2].strip().startswith("S=6, A=2: RiverSwim")  # the description line
+    assert out[3].split()[:3] == ["garnet-100-4-5", "100", "4"]
     assert cli.main(["agents"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert {"ucb", "dmed", "olp", "ps"} <= set(listed)

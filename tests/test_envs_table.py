@@ -46,8 +46,19 @@ def test_a_name_missing_from_the_table_is_computed():
 
 def test_listing_lines_keep_their_columns():
     row = {"instance": "garnet-100-4-5", "S": 100, "A": 4, "gain": 0.5,
-           "lower_bound": 123.456}
-    line = _envs_table.format_row(row, "a description")
-    assert line.split()[:5] == ["garnet-100-4-5", "100", "4", "0.500000", "123.5"]
+           "lower_bound": 123.456, "diameter": float("inf"), "bias_span": 2.5,
+           "mixing_time": 17.0, "min_gap": float("nan")}
+    numbers, description = _envs_table.format_row(row, "a description").split("\n")
+    assert numbers.split() == ["garnet-100-4-5", "100", "4", "0.500000", "123.5", "inf",
+                               "2.5", "17", "nan"]
+    assert description.strip() == "a description"
     header = _envs_table.format_header()
-    assert header.index("gain") + len("gain") == line.index("0.500000") + len("0.500000")
+    for title, value in (("gain", "0.500000"), ("diameter", "inf"), ("min gap", "nan")):
+        assert header.index(title) + len(title) == numbers.index(value) + len(value)
+
+
+def test_infinite_measures_are_listed_as_values():
+    # DeepSea's optimal chain is periodic (never mixes): t_mix = inf, a value.
+    row = _envs_table.load_table()["deepsea-N"]
+    assert row["mixing_time"] == float("inf")
+    assert " inf" in _envs_table.format_row(row, "")

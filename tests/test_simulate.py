@@ -388,3 +388,96 @@ def test_keys_of_other_implementations_become_threefry_keys():
     assert len(np.unique(np.asarray(a.pseudo_regret[:, -1]))) > 1
     with pytest.raises(ValueError, match="single PRNG key"):
         _run("ps", seed=jax.random.split(jax.random.key(0), 2))
+
+
+# --- A batch of MDPs: one program, instance by instance equal to separate calls ---------
+
+_BATCH_FIELDS = ("pseudo_regret", "regret", "counts", "state", "reward_sums", "policy")
+
+
+def _separate_and_batched(agent, instances, **kwargs):
+    kwargs = dict(horizon=120, replications=3, seed=5, progress=False, chunk_size=50,
+                  **kwargs)
+    batched = jm.simulate(jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *instances),
+                          agent, **kwargs)
+    return batched, [jm.simulate(m, agent, **kwargs) for m in instances]
+
+
+@pytest.mark.parametrize("agent", ["ucb", "ucrl2"])
+def test_batched_mdps_equal_separate_calls_bit_for_bit(agent):
+    """Instance m, replication r of a batched call is replication r of
+    ``simulate(mdp[m], ...)`` with the same seed: same keys, gain and gaps, so equal
+    bit for bit (a paper agent and a baseline; different instances, different MDPs)."""
+    instances = [jm.envs.make("garnet-5-2-3", seed=s) for s in range(3)]
+    batched, separate = _separate_and_batched(agent, instances, record_path=True)
+    assert batched.pseudo_regret.shape == (3, 3, 120)
+    assert batched.states.shape == (3, 3, 120)
+    np.testing.assert_array_equal(batched.times, separate[0].times)
+    for m, single in enumerate(separate):
+        for field in _BATCH_FIELDS + ("states", "actions"):
+            mine, theirs = getattr(batched, field), getattr(single, field)
+            if theirs is None:
+                assert mine is None, field
+                continue
+            np.testing.assert_array_equal(mine[m], theirs, err_msg=f"{agent} {m} {field}")
+    # Different instances give different trajectories (the MDP is gathered per row).
+    assert not np.array_equal(batched.pseudo_regret[0], batched.pseudo_regret[1])
+
+
+def test_batched_mdps_in_blocks_and_from_a_list(monkeypatch):
+    """Replications run in several vmapped blocks (a tiny CPU block budget) still equal
+    the separate calls; a list of MDPs is stacked like an MDP batch."""
+    monkeypatch.setattr(SIMULATE_MODULE, "CPU_BLOCK_BYTES", 1)
+    instances = [jm.envs.make("garnet-4-2-2", seed=s) for s in (7, 8)]
+    batched, separate = _separate_and_batched("ps", instances)
+    listed = jm.simulate(instances, "ps", 120, 3, 5, progress=False, chunk_size=50)
+    for m, single in enumerate(separate):
+        np.testing.assert_array_equal(batched.regret[m], single.regret)
+        np.testing.assert_array_equal(listed.regret[m], single.regret)
+
+
+def test_batched_mdps_bad_input():
+    small, big = jm.envs.make("garnet-4-2-2"), jm.envs.make("garnet-5-2-2")
+    with pytest.raises(ValueError, match=r"mdp: MDPs of different sizes.*mdp\[1\]"):
+        jm.simulate([small, big], "ucb", 10, 1, progress=False)
+    with pytest.raises(ValueError, match="mdp must be a jaxmdp.MDP or a non-empty list"):
+        jm.simulate([], "ucb", 10, 1, progress=False)
+    with pytest.raises(ValueError, match="mdp must be a jaxmdp.MDP or a non-empty list"):
+        jm.simulate([small, "garnet"], "ucb", 10, 1, progress=False)
+    with pytest.raises(ValueError, match="one leading axis"):
+        jm.simulate(jm.MDP.unchecked(jnp.ones((1, 1, 2, 1, 1)), jnp.ones((1, 1, 2, 1))),
+                    "ucb", 10, 1, progress=False)
+    # Validation per instance, naming it: instance 1 has a row that does not sum to 1.
+    P = jnp.stack([small.P, small.P.at[2, 1, 0].add(0.5)])
+    with pytest.raises(ValueError, match=r"mdp\[1\] \(instance 1 of the batch\)"):
+        jm.simulate(jm.MDP.unchecked(P, jnp.stack([small.R] * 2)), "ucb", 10, 1,
+                    progress=False)
+    # A multichain instance: two absorbing states with different rewards.
+    P2 = jnp.stack([jnp.eye(2)[:, None, :]] * 2)
+    R2 = jnp.array([[[0.5], [0.5]], [[1.0], [0.0]]])
+    with pytest.raises(ValueError, match=r"mdp\[1\].*multichain"):
+        jm.simulate(jm.MDP.unchecked(P2, R2), "ucb", 10, 1, progress=False)
+    # Learned Bernoulli rewards need means in [0, 1] in every instance.
+    R3 = jnp.stack([small.R, small.R.at[0, 0].set(2.0)])
+    with pytest.raises(ValueError, match=r"mdp\[1\]"):
+        jm.simulate(jm.MDP.unchecked(jnp.stack([small.P] * 2), R3),
+                    jm.get_agent("ucb", known_rewards=False), 10, 1, progress=False)
+
+
+def test_gains_and_gaps_of_a_batch_equal_the_one_mdp_solvers():
+    from jaxmdp.analysis.lower_bound import gains_and_gaps
+    from jaxmdp.planning import Status
+
+    mdps = jm.envs.batch("random-5-3", seeds=range(6))
+    gain, delta, status = gains_and_gaps(mdps)
+    assert gain.shape == (6,) and delta.shape == (6, 5, 3)
+    for m in range(6):
+        one = jm.envs.make("random-5-3", seed=m)
+        np.testing.assert_array_equal(gain[m], jm.solve_average_reward(one)[0])
+        np.testing.assert_array_equal(delta[m], jm.gaps(one))
+        assert int(status[m]) == Status.CONVERGED
+    # Two absorbing states with different rewards: multichain, flagged, never raised.
+    P = jnp.stack([jnp.eye(2)[:, None, :]] * 2)
+    R = jnp.array([[[0.5], [0.5]], [[1.0], [0.0]]])
+    status = gains_and_gaps(jm.MDP.unchecked(P, R))[2]
+    assert [int(s) for s in status] == [Status.CONVERGED, Status.MULTICHAIN]

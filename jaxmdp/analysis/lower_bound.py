@@ -43,6 +43,7 @@ __all__ = [
     "RegretLowerBound",
     "bernoulli_joint",
     "check_unit_rewards",
+    "gains_and_gaps",
     "gaps",
     "regret_lower_bound",
 ]
@@ -103,6 +104,35 @@ def _solve_with_gaps(mdp: MDP, max_steps: int, rtol) -> tuple[Solution, jax.Arra
     check_constant_gain(mdp, sol, gains, rtol, masked=False)
     rtol = default_rtol(sol.bias.dtype, mdp.num_states) if rtol is None else rtol
     return sol, _gaps_from_solution(mdp, sol, jnp.asarray(rtol, sol.bias.dtype))
+
+
+def gains_and_gaps(mdps: MDP) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Optimal gain and :func:`gaps` of every MDP of a batch (leading axis ``M``), and
+    each instance's policy-iteration status (:class:`~jaxmdp.planning.Status`).
+
+    Runs the program of :func:`solve_average_reward` and :func:`gaps` (default
+    ``max_steps`` and ``rtol``) ``vmap``-ed over the instances, in one compiled call.
+    Nothing is checked: an instance whose status is ``MULTICHAIN`` has no constant
+    optimal gain (its gain is the one from state 0); call :func:`gaps` on it for the
+    error message.
+
+    Args:
+        mdps: a batch of MDPs, ``P`` ``[M, S, A, S]``, ``R`` and ``mask`` ``[M, S, A]``.
+
+    Returns:
+        ``(gain, gaps, status)`` of shapes ``[M]``, ``[M, S, A]`` and ``[M]`` (int32).
+    """
+    return _gains_and_gaps(mdps.P, mdps.R, mdps.mask)
+
+
+@jax.jit
+def _gains_and_gaps(P, R, mask):
+    def one(P, R, mask):
+        sol, _ = policy_iteration_with_gains(P, R, mask, None, None, DEFAULT_MAX_STEPS, None)
+        rtol = jnp.asarray(default_rtol(sol.bias.dtype, P.shape[-1]), sol.bias.dtype)
+        return sol.gain, _gaps_from_solution(MDP.unchecked(P, R, mask), sol, rtol), sol.status
+
+    return jax.vmap(one)(P, R, mask)
 
 
 @jax.jit

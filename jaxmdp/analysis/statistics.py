@@ -289,7 +289,10 @@ def paired_difference(a, b, *, axis: int = 0, level: float = 0.95, method: str =
         a: the first agent's values (e.g. regret at the horizon), shape ``[seeds, ...]``.
         b: the second agent's values on the same seeds, the same shape as ``a``.
         axis: the seed axis.
-        level, method, n_resamples, seed: as in :func:`bootstrap_ci`.
+        level: the confidence level, as in :func:`bootstrap_ci`.
+        method: the bootstrap interval, as in :func:`bootstrap_ci`.
+        n_resamples: the number of resamples, as in :func:`bootstrap_ci`.
+        seed: the resampling seed, as in :func:`bootstrap_ci`.
 
     Returns:
         A :class:`PairedDifference`: the mean difference ``a - b``, its interval, and the
