@@ -14,14 +14,15 @@ import numpy as np
 
 from jaxmdp.analysis.statistics import mean_ci
 
-#: Display names and colours of the paper's agents (fixed, so figures stay comparable).
+#: Display names and colours of the registered agents (fixed, so figures stay comparable).
 AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS",
                 "ucrl2": "UCRL2", "kl_ucrl": "KL-UCRL", "tsde": "TSDE", "imed_rl": "IMED-RL",
-                "ucrl2b": "UCRL2B", "ucrl3": "UCRL3", "psrl": "PSRL"}
+                "ucrl2b": "UCRL2B", "ucrl3": "UCRL3", "psrl": "PSRL",
+                "optimistic_q": "Optimistic Q"}
 AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": "tab:purple",
                 "ucrl2": "tab:orange", "kl_ucrl": "tab:brown", "tsde": "tab:pink",
                 "imed_rl": "tab:olive", "ucrl2b": "tab:gray", "ucrl3": "tab:cyan",
-                "psrl": "gold"}
+                "psrl": "gold", "optimistic_q": "navy"}
 LOWER_BOUND_COLOR = "black"
 
 
