@@ -129,6 +129,14 @@ def test_maximiser_against_linear_program_and_greedy_q(method, seed, n, ties, ze
     assert np.all(np.abs(q - p).sum(-1) <= np.maximum(radii, 0) + 1e-12)
     np.testing.assert_allclose(q @ v, values, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(q[:2], [p, p])  # d <= 0 moves nothing
+    # A NaN radius moves nothing; an infinite one moves all of the mass to the best state.
+    edge_values, edge_q = jaxmdp.l1_ball_maximiser(p, v, np.array([np.nan, np.inf]),
+                                                   with_q=True, method=method)
+    np.testing.assert_array_equal(edge_q[0], p)
+    np.testing.assert_allclose(edge_values, [p @ v, v.max()], rtol=1e-14)
+    assert np.all(np.asarray(edge_q[1])[v < v.max()] == 0)
+    assert np.count_nonzero(edge_q[1]) == 1
+    np.testing.assert_allclose(edge_q[1].sum(), 1, rtol=0, atol=1e-15)
     if not ties:  # the maximiser is unique
         greedy = np.array([_optimal_q(p, v, max(d, 0.0)) for d in radii])
         np.testing.assert_allclose(q, greedy, rtol=0, atol=1e-14)
@@ -186,6 +194,8 @@ def test_maximiser_rejects_bad_arguments():
         jaxmdp.l1_ball_maximiser(np.stack([p, p]), np.stack([v, v]), 0.1)
     with pytest.raises(ValueError, match=r"axis=1 for p.shape=\(3,\)"):
         jaxmdp.l1_ball_maximiser(p, v, 0.1, axis=1)
+    with pytest.raises(ValueError, match=r"p and v must have shape \[\.\.\., S\]"):
+        jaxmdp.l1_ball_maximiser(np.float64(1.0), v, 0.1)
     with pytest.raises(ValueError, match="same last dimension"):
         jaxmdp.l1_ball_maximiser(p, np.arange(4.0), 0.1)
     with pytest.raises(ValueError, match="batch shapes do not broadcast"):

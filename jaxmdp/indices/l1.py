@@ -213,8 +213,7 @@ def l1_ball_maximiser(
     :func:`jaxmdp.l1_ucb` adds the clamp and the NaN contract for invalid input. Inside
     ``jit`` the documented edge values hold: ``d <= 0`` (or NaN) moves nothing
     (``q = p``), ``d >= 2`` (or ``inf``) moves all of the mass off the other states.
-    Works under ``jit``, ``vmap`` and ``grad`` (the derivatives of the value are those
-    of :func:`jaxmdp.l1_ucb` for ``"sort"`` and ``"select"``).
+    Works under ``jit``, ``vmap`` and ``grad`` with every method.
 
     Args:
         p: probabilities, shape ``[..., S]`` (or with the states along ``axis``):
@@ -263,10 +262,12 @@ def l1_ball_maximiser(
     if not isinstance(with_q, bool):
         raise ValueError(f"with_q must be a bool, got {with_q!r}")
     p = jnp.asarray(p)
-    if not isinstance(axis, int) or not -p.ndim <= axis < max(p.ndim, 1):
-        raise ValueError(f"axis must be an axis of p, an int in [-{p.ndim}, {p.ndim}), got "
-                         f"axis={axis!r} for p.shape={p.shape}")
-    p, v, d = prepare("l1_ball_maximiser", jnp.moveaxis(p, axis, -1), v, d=d)
+    if p.ndim:  # (a scalar p is refused by prepare)
+        if not isinstance(axis, int) or not -p.ndim <= axis < p.ndim:
+            raise ValueError(f"axis must be an axis of p, an int in [-{p.ndim}, {p.ndim}), "
+                             f"got axis={axis!r} for p.shape={p.shape}")
+        p = jnp.moveaxis(p, axis, -1)
+    p, v, d = prepare("l1_ball_maximiser", p, v, d=d)
     if v.ndim != 1:
         raise ValueError(f"l1_ball_maximiser: v must have shape [S], shared by every row of "
                          f"p, got p.shape={p.shape}, v.shape={v.shape}")
