@@ -40,7 +40,7 @@ from jaxmdp.indices.kl import (
     kl_ucb,
     kl_ucb_solve,
 )
-from jaxmdp.indices.l1 import l1_ucb
+from jaxmdp.indices.l1 import l1_ball_maximiser, l1_ucb
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import (
     Estimate,
@@ -67,6 +67,7 @@ __all__ = [
     "kinf_gaussian",
     "kl_ucb_gaussian",
     "l1_ucb",
+    "l1_ball_maximiser",
     "check_indices_inputs",
     "MDP",
     "PlanningSolution",

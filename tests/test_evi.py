@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 import jaxmdp as jm
-from jaxmdp.planning.evi import _l1_scan, _l1_sorted
+from jaxmdp.planning.evi import INNER_MAXIMISATIONS
 
 # ---------------------------------------------------------------------------------------
 # Problems and references.
@@ -165,15 +165,22 @@ def test_l1_inner_max_matches_linprog_and_l1_ucb(seed, S, A, zeros, ties):
 
 
 @pytest.mark.parametrize("seed, S, A, zeros, ties", INNER_CASES)
-def test_l1_scan_matches_the_sorted_form(seed, S, A, zeros, ties):
-    # The CPU pass (lax.scan) and the accelerator form (gather + cumsum) agree.
+def test_l1_inner_max_same_on_cpu_and_accelerators(seed, S, A, zeros, ties, monkeypatch):
+    # The CPU form (a scan over p_hat laid out states-first) and the accelerator form (a
+    # gather and a cumulative sum) of the L1 inner maximisation agree.
     p, u = _rows(seed, S, A, zeros=zeros, ties=ties)
     radius = jnp.asarray(_radii(seed, S, A, 1.5))
     p, u = jnp.asarray(p), jnp.asarray(u)
-    values, q = jax.jit(_l1_scan, static_argnums=3)(jnp.moveaxis(p, -1, 0), u, radius, True)
-    values_ref, q_ref = jax.jit(_l1_sorted, static_argnums=3)(p, u, radius, True)
+    results = []
+    for backend in ("cpu", "gpu"):
+        monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)
+        inner = INNER_MAXIMISATIONS["l1"]()
+        results.append(jax.jit(inner.solve, static_argnums=3)(inner.layout(p), u, radius, True))
+    (values, q), (values_ref, q_ref) = results
+    assert q.shape == q_ref.shape == p.shape
     np.testing.assert_allclose(values, values_ref, rtol=0, atol=1e-14)
     np.testing.assert_allclose(q, q_ref, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(values, jm.l1_ucb(p, u, radius), rtol=0, atol=1e-14)
 
 
 KL_INNER_CASES = [

@@ -1,5 +1,9 @@
-"""Tests of ``jaxmdp.l1_ucb`` (the OLP index B): values against scipy's LP solver on the
-paper's linear program, degenerate cases, properties, gradients, batching and dtypes."""
+"""Tests of ``jaxmdp.l1_ucb`` (the OLP index B) and of the maximiser behind it,
+``jaxmdp.l1_ball_maximiser``: values against scipy's LP solver on the paper's linear
+program, maximisers against a NumPy greedy reference, the three methods against each other,
+degenerate cases, properties, gradients, batching and dtypes."""
+
+from functools import partial
 
 import hypothesis.strategies as st
 import jax
@@ -10,7 +14,7 @@ from hypothesis import given, settings
 from scipy.optimize import linprog
 
 import jaxmdp
-from jaxmdp.indices.l1 import SORT_MAX_STATES, _l1_ucb_selected, _l1_ucb_sorted
+from jaxmdp.indices.l1 import METHODS, SORT_MAX_STATES
 
 _over_radii = jax.jit(jax.vmap(jaxmdp.l1_ucb, in_axes=(None, None, 0)))
 _grad = jax.jit(jax.grad(jaxmdp.l1_ucb, argnums=(0, 1, 2)))
@@ -71,16 +75,15 @@ def test_matches_paper_linear_program(seed, n, ties, zeros):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
 
-_sorted_over_radii = jax.jit(jax.vmap(_l1_ucb_sorted, in_axes=(None, None, 0)))
-_selected_over_radii = jax.jit(jax.vmap(_l1_ucb_selected, in_axes=(None, None, 0)))
-_sorted_grad = jax.jit(jax.grad(_l1_ucb_sorted, argnums=(0, 1, 2)))
-_selected_grad = jax.jit(jax.grad(_l1_ucb_selected, argnums=(0, 1, 2)))
+def _maximiser_grad(method):
+    return jax.jit(jax.grad(partial(jaxmdp.l1_ball_maximiser, method=method), argnums=(0, 1, 2)))
 
 
+@pytest.mark.parametrize("method", ["select", "scan"])
 @pytest.mark.parametrize("ties", [False, True])
-def test_sorting_and_selection_agree(ties, dtype=np.float64):
-    """Above SORT_MAX_STATES the optimum comes from a bisection over bit patterns: it must
-    match the sort on both sides of the cut, with ties, zeros and negative values."""
+def test_methods_agree_with_sorting(method, ties, dtype=np.float64):
+    """The selection (a bisection over bit patterns, l1_ucb's method above SORT_MAX_STATES)
+    and the scan must match the sort, with ties, zeros, negative values and at the kinks."""
     assert SORT_MAX_STATES < 100
     p, v = _problem(40 + ties, 100, ties=ties, zeros=20)
     v[3] = -0.0
@@ -88,15 +91,115 @@ def test_sorting_and_selection_agree(ties, dtype=np.float64):
     p, v = p.astype(dtype), v.astype(dtype)
     radii = np.array([-1.0, 0.0, 1e-7, 0.01, 0.3, 0.8, 1.3, 1.6, 1.9999, 2.0, 3.0], dtype)
     radii = np.concatenate([radii, 2 * np.cumsum(np.sort(p))[::17]]).astype(dtype)  # kinks
-    sorted_ = np.asarray(_sorted_over_radii(p, v, radii))
-    selected = np.asarray(_selected_over_radii(p, v, radii))
+    sorted_, q_sorted = jaxmdp.l1_ball_maximiser(p, v, radii, with_q=True)
+    other, q_other = jaxmdp.l1_ball_maximiser(p, v, radii, with_q=True, method=method)
     eps = np.finfo(dtype).eps
-    np.testing.assert_allclose(selected, sorted_, rtol=0, atol=8 * eps * np.abs(v).max())
-    if not ties:  # with ties in v the v-gradient is one of several valid subgradients
-        g_sorted = _sorted_grad(p, v, dtype(0.77))
-        g_selected = _selected_grad(p, v, dtype(0.77))
-        for a, b in zip(g_sorted, g_selected):
+    np.testing.assert_allclose(other, sorted_, rtol=0, atol=8 * eps * np.abs(v).max())
+    # Maximisers: equal where v has no ties (with ties each method may pick another one).
+    if not ties:
+        np.testing.assert_allclose(q_other, q_sorted, rtol=0, atol=8 * eps)
+        g_sorted = _maximiser_grad("sort")(p, v, dtype(0.77))
+        g_other = _maximiser_grad(method)(p, v, dtype(0.77))
+        for a, b in zip(g_sorted, g_other):
             np.testing.assert_allclose(a, b, rtol=0, atol=8 * eps)
+
+
+MAXIMISER_CASES = [
+    (60, 2, False, 0),
+    (61, 5, False, 0),
+    (62, 8, True, 3),
+    (63, 40, False, 10),
+    (64, 40, True, 0),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed,n,ties,zeros", MAXIMISER_CASES)
+def test_maximiser_against_linear_program_and_greedy_q(method, seed, n, ties, zeros):
+    p, v = _problem(seed, n, ties=ties, zeros=zeros)
+    radii = np.array([-0.5, 0.0, 1e-6, 0.05, 0.3, 0.9, 1.5, 1.99, 2.0, 7.0])
+    values, q = jaxmdp.l1_ball_maximiser(p, v, radii, with_q=True, method=method)
+    values, q = np.asarray(values), np.asarray(q)
+    assert values.shape == radii.shape and q.shape == radii.shape + (n,)
+    want = np.array([_olp_linprog(p, v, max(d, 0.0)) for d in radii])
+    np.testing.assert_allclose(values, want, rtol=0, atol=1e-9)
+    # Every q is feasible (on the simplex, within the ball) and attains the value.
+    assert np.all(q >= 0)
+    np.testing.assert_allclose(q.sum(-1), 1, rtol=0, atol=1e-13)
+    assert np.all(np.abs(q - p).sum(-1) <= np.maximum(radii, 0) + 1e-12)
+    np.testing.assert_allclose(q @ v, values, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(q[:2], [p, p])  # d <= 0 moves nothing
+    # A NaN radius moves nothing; an infinite one moves all of the mass to the best state.
+    edge_values, edge_q = jaxmdp.l1_ball_maximiser(p, v, np.array([np.nan, np.inf]),
+                                                   with_q=True, method=method)
+    np.testing.assert_array_equal(edge_q[0], p)
+    np.testing.assert_allclose(edge_values, [p @ v, v.max()], rtol=1e-14)
+    assert np.all(np.asarray(edge_q[1])[v < v.max()] == 0)
+    assert np.count_nonzero(edge_q[1]) == 1
+    np.testing.assert_allclose(edge_q[1].sum(), 1, rtol=0, atol=1e-15)
+    if not ties:  # the maximiser is unique
+        greedy = np.array([_optimal_q(p, v, max(d, 0.0)) for d in radii])
+        np.testing.assert_allclose(q, greedy, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_maximiser_rows_share_v_along_either_axis(method):
+    """EVI's use: every pair (s, a) a row sharing one v; the states on the last axis or the
+    first, with the radii broadcast."""
+    rng = np.random.default_rng(70)
+    S, A = 7, 3
+    p = rng.dirichlet(np.full(S, 0.6), size=(S, A))
+    v = rng.normal(size=S)
+    d = rng.uniform(0, 2.5, size=(S, A))
+    values, q = jaxmdp.l1_ball_maximiser(p, v, d, with_q=True, method=method)
+    assert values.shape == (S, A) and q.shape == (S, A, S)
+    for s in range(S):
+        for a in range(A):
+            assert float(values[s, a]) == pytest.approx(_olp_linprog(p[s, a], v, d[s, a]),
+                                                        abs=1e-9)
+            np.testing.assert_allclose(q[s, a], _optimal_q(p[s, a], v, d[s, a]), atol=1e-14)
+    first = np.moveaxis(p, -1, 0)
+    values_0, q_0 = jaxmdp.l1_ball_maximiser(first, v, d, with_q=True, method=method, axis=0)
+    np.testing.assert_allclose(values_0, values, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(q_0, np.moveaxis(np.asarray(q), -1, 0), rtol=0, atol=1e-15)
+    one_radius = jaxmdp.l1_ball_maximiser(p, v, 0.3, method=method)
+    np.testing.assert_allclose(one_radius, [[_olp_linprog(row, v, 0.3) for row in rows]
+                                            for rows in p], rtol=0, atol=1e-9)
+    single = jax.vmap(jax.vmap(partial(jaxmdp.l1_ball_maximiser, method=method),
+                               in_axes=(0, None, 0)), in_axes=(0, None, 0))(p, v, d)
+    np.testing.assert_allclose(single, values, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_maximiser_float32(method):
+    p, v = _problem(80, 50, zeros=5)
+    p[:10] = 1e-12
+    p /= p.sum()
+    radii = np.array([0.0, 1e-3, 0.5, 1.999, 2.0, 3.0])
+    v64, q64 = jaxmdp.l1_ball_maximiser(p, v, radii, with_q=True, method=method)
+    v32, q32 = jaxmdp.l1_ball_maximiser(p.astype(np.float32), v.astype(np.float32),
+                                        radii.astype(np.float32), with_q=True, method=method)
+    assert v32.dtype == q32.dtype == jnp.float32 and v64.dtype == np.float64
+    np.testing.assert_allclose(v32, v64, rtol=0, atol=1e-5 * np.abs(v).max())
+    np.testing.assert_allclose(q32, q64, rtol=0, atol=1e-5)
+
+
+def test_maximiser_rejects_bad_arguments():
+    p, v = np.full(3, 1 / 3), np.arange(3.0)
+    with pytest.raises(ValueError, match="method must be one of .* got 'bisect'"):
+        jaxmdp.l1_ball_maximiser(p, v, 0.1, method="bisect")
+    with pytest.raises(ValueError, match="with_q must be a bool, got 1"):
+        jaxmdp.l1_ball_maximiser(p, v, 0.1, with_q=1)
+    with pytest.raises(ValueError, match=r"v must have shape \[S\].*v.shape=\(2, 3\)"):
+        jaxmdp.l1_ball_maximiser(np.stack([p, p]), np.stack([v, v]), 0.1)
+    with pytest.raises(ValueError, match=r"axis=1 for p.shape=\(3,\)"):
+        jaxmdp.l1_ball_maximiser(p, v, 0.1, axis=1)
+    with pytest.raises(ValueError, match=r"p and v must have shape \[\.\.\., S\]"):
+        jaxmdp.l1_ball_maximiser(np.float64(1.0), v, 0.1)
+    with pytest.raises(ValueError, match="same last dimension"):
+        jaxmdp.l1_ball_maximiser(p, np.arange(4.0), 0.1)
+    with pytest.raises(ValueError, match="batch shapes do not broadcast"):
+        jaxmdp.l1_ball_maximiser(np.stack([p, p]), v, np.ones(3))
 
 
 def test_zero_probability_on_argmax_state():
