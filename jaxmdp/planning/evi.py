@@ -67,7 +67,7 @@ from jax.typing import ArrayLike
 
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ball_maximiser
-from jaxmdp.planning._core import ModelChange, Planner, Solution, Status
+from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
 __all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
            "UCRL3Bounds", "box_maximise", "evi", "evi_planner", "near_optimistic_support"]
