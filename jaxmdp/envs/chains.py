@@ -42,16 +42,8 @@ _PAPER_R_A1 = [0.13, 0.47, 0.89]
 _PAPER_R_A2 = [0.18, 0.71, 0.63]
 
 # Section 5.1, "Algorithm Robustness": the rigged T^a_{x,y} (rows x, columns y).
-_RIGGED_T_A1 = [
-    [8, 1, 1],
-    [1, 1, 8],
-    [8, 1, 1],
-]
-_RIGGED_T_A2 = [
-    [1, 1, 8],
-    [8, 1, 1],
-    [1, 1, 8],
-]
+_RIGGED_T_A1 = [[8, 1, 1], [1, 1, 8], [8, 1, 1]]
+_RIGGED_T_A2 = [[1, 1, 8], [8, 1, 1], [1, 1, 8]]
 
 
 def paper_mdp(*, dtype=None) -> MDP:
