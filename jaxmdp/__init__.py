@@ -8,7 +8,7 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import analysis, envs, planning
+from jaxmdp import _deprecation, analysis, envs, planning
 from jaxmdp import evi as _evi_alias  # noqa: F401  (loaded first: jaxmdp.evi is the function)
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.analysis.hardness import Hardness, hardness
@@ -115,11 +115,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    # jaxmdp.examples is a deprecated alias of jaxmdp.envs, imported (and warned about)
-    # on first use.
-    if name == "examples":
-        import importlib
-
-        return importlib.import_module("jaxmdp.examples")
-    raise AttributeError(f"module 'jaxmdp' has no attribute {name!r}")
+# jaxmdp.examples is a deprecated alias of jaxmdp.envs, imported (and warned about) on
+# first use.
+__getattr__ = _deprecation.moved_names("jaxmdp", {"examples": ("jaxmdp.examples", None)})

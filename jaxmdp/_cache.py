@@ -72,9 +72,12 @@ def cache_dir() -> Path:
         The directory, a :class:`~pathlib.Path`.
 
     Example:
+        >>> import os
+        >>> from unittest import mock
         >>> from jaxmdp import _cache
-        >>> isinstance(_cache.cache_dir(), Path)
-        True
+        >>> with mock.patch.dict(os.environ, {"JAXMDP_CACHE_DIR": "/tmp/jaxmdp-cache"}):
+        ...     print(_cache.cache_dir())
+        /tmp/jaxmdp-cache
     """
     override = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
     if override:

@@ -1,7 +1,6 @@
 """Deprecated alias of :mod:`jaxmdp.planning.estimate` (kept for one release)."""
 
-import warnings
-
+from jaxmdp._deprecation import warn_deprecated
 from jaxmdp.planning.estimate import (  # noqa: F401
     Estimate,
     estimate,
@@ -11,5 +10,4 @@ from jaxmdp.planning.estimate import (  # noqa: F401
     transition_estimate,
 )
 
-warnings.warn("jaxmdp.estimators is deprecated; use jaxmdp.planning.estimate",
-              DeprecationWarning, stacklevel=2)
+warn_deprecated("jaxmdp.estimators", "jaxmdp.planning.estimate")

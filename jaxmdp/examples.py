@@ -5,11 +5,9 @@ functions as ``jm.envs.paper_mdp`` and so on; use :mod:`jaxmdp.envs` (and
 :func:`jaxmdp.envs.make` for the named environments).
 """
 
-import warnings
-
+from jaxmdp._deprecation import warn_deprecated
 from jaxmdp.envs import garnet, paper_mdp, random_mdp, rigged_counts
 
 __all__ = ["paper_mdp", "rigged_counts", "random_mdp", "garnet"]
 
-warnings.warn("jaxmdp.examples is deprecated; use jaxmdp.envs", DeprecationWarning,
-              stacklevel=2)
+warn_deprecated("jaxmdp.examples", "jaxmdp.envs")

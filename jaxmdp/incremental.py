@@ -1,9 +1,8 @@
 """Deprecated alias of :mod:`jaxmdp.planning.incremental` (kept for one release)."""
 
-import warnings
-
 import jax.numpy as jnp
 
+from jaxmdp._deprecation import warn_deprecated
 from jaxmdp.planning.estimate import Estimate, estimated_mdp
 from jaxmdp.planning.incremental import (  # noqa: F401
     UNROLL_MIN_STATES,
@@ -14,8 +13,7 @@ from jaxmdp.planning.incremental import (  # noqa: F401
     init_evaluation,
 )
 
-warnings.warn("jaxmdp.incremental is deprecated; use jaxmdp.planning.incremental",
-              DeprecationWarning, stacklevel=2)
+warn_deprecated("jaxmdp.incremental", "jaxmdp.planning.incremental")
 
 
 def incremental_estimate(counts, mdp, evaluation, init_policy, refresh=False, rewards=None):

@@ -15,19 +15,19 @@ the same seeds, written as CSV and markdown by :func:`write_tables`; every table
 the number of replications and the interval.
 
 Example:
-    >>> import os, tempfile
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> import jaxmdp as jm
     >>> from jaxmdp import runner
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "results.npz")
-    ...     data = runner.run_agents(path, jm.envs.make("paper-mdp"), agents=["ucb"],
-    ...                              horizon=100, replications=4, seed=0,
+    ...     data = runner.run_agents(Path(folder) / "results.npz", jm.envs.make("paper-mdp"),
+    ...                              agents=["ucb"], horizon=100, replications=4, seed=0,
     ...                              env="paper-mdp", progress=False)
-    ...     settings, arrays = runner.load_results(path)
-    >>> data["pseudo_regret_ucb"].shape
-    (4, 100)
-    >>> settings["environment"], settings["horizon"], settings["agents"]["ucb"]["name"]
-    ('paper-mdp', 100, 'ucb')
+    ...     files = sorted(path.name for path in Path(folder).iterdir())
+    >>> files, data["pseudo_regret_ucb"].shape
+    (['results.json', 'results.npz'], (4, 100))
+    >>> [(row["agent"], row["replications"]) for row in runner.summary_rows(data, ["ucb"])]
+    [('ucb', 4)]
 """
 
 from __future__ import annotations

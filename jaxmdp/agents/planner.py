@@ -5,15 +5,13 @@ keep an :class:`~jaxmdp.planning.estimate.EstimateState`; this module maps the o
 string-named planners onto them for one release.
 """
 
-import warnings
-
+from jaxmdp._deprecation import warn_deprecated
 from jaxmdp.planning.estimate import EstimateState as PlannerState
 from jaxmdp.planning.estimate import init_estimate, observe, played, solve_estimate  # noqa: F401
 from jaxmdp.planning.incremental import incremental_planner
 from jaxmdp.planning.policy_iteration import exact_planner
 
-warnings.warn("jaxmdp.agents.planner is deprecated; use jaxmdp.planning.estimate",
-              DeprecationWarning, stacklevel=2)
+warn_deprecated("jaxmdp.agents.planner", "jaxmdp.planning.estimate")
 
 #: Per-step planners by their old names.
 PLANNERS = ("incremental", "full")

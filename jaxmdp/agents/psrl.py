@@ -95,8 +95,8 @@ __all__ = [
 BATCHINGS = ("chunked", "compact", "any", "cond")
 
 
-class TSDEConfig(NamedTuple):
-    """Options of TSDE (all static).
+class _SamplingConfig(NamedTuple):
+    """Options of TSDE and PSRL (all static).
 
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
@@ -107,6 +107,20 @@ class TSDEConfig(NamedTuple):
 
     known_rewards: bool = False
     batching: str = "chunked"
+
+
+class TSDEConfig(_SamplingConfig):
+    """Options of TSDE (all static): ``known_rewards``, plan with the environment's mean
+    rewards or learn them (default False: rewards in ``[0, 1]``, Beta posterior), and
+    ``batching``, ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"``."""
+
+    __slots__ = ()
+
+
+class PSRLConfig(_SamplingConfig):
+    """Options of PSRL (all static), the same fields as :class:`TSDEConfig`."""
+
+    __slots__ = ()
 
 
 class TSDEState(NamedTuple):
@@ -263,20 +277,6 @@ def validate_unit_rewards(spec: EnvSpec, config) -> None:
 
 
 register_agent("tsde", tsde_agent)
-
-
-class PSRLConfig(NamedTuple):
-    """Options of PSRL (all static).
-
-    Attributes:
-        known_rewards: plan with the environment's mean rewards, or learn them (default;
-            rewards in ``[0, 1]``, Beta posterior).
-        batching: ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"`` (module
-            docstring).
-    """
-
-    known_rewards: bool = False
-    batching: str = "chunked"
 
 
 class PSRLState(NamedTuple):

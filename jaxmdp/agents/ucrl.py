@@ -653,7 +653,9 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
         The :class:`~jaxmdp.Agent` named ``"ucrl2b"``.
 
     Raises:
-        ValueError: for an option of the wrong type or value, naming it.
+        ValueError: for an option of the wrong type or value, naming it: among others a
+            ``c_sqrt`` or ``c_lin`` that is negative or not finite, or a ``delta_split``
+            that is not positive.
 
     Example:
         >>> import jaxmdp as jm
@@ -726,7 +728,9 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
         The :class:`~jaxmdp.Agent` named ``"ucrl3"``.
 
     Raises:
-        ValueError: for an option of the wrong type or value, naming it.
+        ValueError: for an option of the wrong type or value, naming it: among others a
+            ``lazy`` or ``key_sums`` that is not a bool, or a ``bisection_tol`` that is
+            neither None nor in ``(0, 1)``.
 
     Example:
         >>> import jaxmdp as jm

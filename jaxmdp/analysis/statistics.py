@@ -79,7 +79,16 @@ class ConfidenceInterval(NamedTuple):
     n: int
 
 
-class PairedDifference(NamedTuple):
+# The fields of a ConfidenceInterval, then the fractions of seeds on which ``a < b`` and
+# ``a == b``.
+_PairedFields = NamedTuple("_PairedFields", [
+    *ConfidenceInterval.__annotations__.items(),
+    ("fraction_lower", "float | np.ndarray"),
+    ("fraction_tied", "float | np.ndarray"),
+])
+
+
+class PairedDifference(_PairedFields):
     """The mean per-seed difference ``a - b`` of two agents run on the same seeds.
 
     Attributes:
@@ -93,14 +102,7 @@ class PairedDifference(NamedTuple):
         fraction_tied: the fraction of seeds with ``a == b``.
     """
 
-    estimate: float | np.ndarray
-    low: float | np.ndarray
-    high: float | np.ndarray
-    level: float
-    method: str
-    n: int
-    fraction_lower: float | np.ndarray
-    fraction_tied: float | np.ndarray
+    __slots__ = ()
 
 
 def _scalar_or_array(x):

@@ -42,16 +42,8 @@ _PAPER_R_A1 = [0.13, 0.47, 0.89]
 _PAPER_R_A2 = [0.18, 0.71, 0.63]
 
 # Section 5.1, "Algorithm Robustness": the rigged T^a_{x,y} (rows x, columns y).
-_RIGGED_T_A1 = [
-    [8, 1, 1],
-    [1, 1, 8],
-    [8, 1, 1],
-]
-_RIGGED_T_A2 = [
-    [1, 1, 8],
-    [8, 1, 1],
-    [1, 1, 8],
-]
+_RIGGED_T_A1 = [[8, 1, 1], [1, 1, 8], [8, 1, 1]]
+_RIGGED_T_A2 = [[1, 1, 8], [8, 1, 1], [1, 1, 8]]
 
 
 def paper_mdp(*, dtype=None) -> MDP:
@@ -124,6 +116,17 @@ def _check_chain_length(n) -> int:
     return check_int("n", n, 2)
 
 
+# Rows (left, stay, right) of an action in state 0, in 0 < s < n - 1 and in n - 1.
+_RIVERSWIM_RIGHT = ((0.0, 0.6, 0.4), (0.05, 0.55, 0.4), (0.05, 0.95, 0.0))
+_OSBAND_RIGHT = ((0.0, 0.4, 0.6), (0.05, 0.6, 0.35), (0.4, 0.6, 0.0))
+_RESET_LEFT = ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+
+
+def _rows(n: int, first, middle, last):
+    """The per-state row function: ``first`` in state 0, ``last`` in ``n - 1``, else ``middle``."""
+    return lambda s: first if s == 0 else last if s == n - 1 else middle
+
+
 def _chain(n: int, right_row, left_row, reward_left: float, reward_right: float):
     """P and R of a RiverSwim chain from per-state rows (left, stay, right) of each action."""
     P = np.zeros((n, 2, n))
@@ -186,17 +189,8 @@ def riverswim(n: int = 6, *, reward_left: float = 0.005, reward_right: float = 1
     """
     n = _check_chain_length(n)
 
-    def right_row(s):
-        if s == 0:
-            return 0.0, 0.6, 0.4
-        if s == n - 1:
-            return 0.05, 0.95, 0.0
-        return 0.05, 0.55, 0.4
-
-    def left_row(s):
-        return (0.0, 1.0, 0.0) if s == 0 else (1.0, 0.0, 0.0)
-
-    return as_mdp(*_chain(n, right_row, left_row, reward_left, reward_right), dtype)
+    return as_mdp(*_chain(n, _rows(n, *_RIVERSWIM_RIGHT), _rows(n, *_RESET_LEFT), reward_left,
+                         reward_right), dtype)
 
 
 def riverswim_osband(n: int = 6, *, dtype=None) -> MDP:
@@ -224,17 +218,8 @@ def riverswim_osband(n: int = 6, *, dtype=None) -> MDP:
     """
     n = _check_chain_length(n)
 
-    def right_row(s):
-        if s == 0:
-            return 0.0, 0.4, 0.6
-        if s == n - 1:
-            return 0.4, 0.6, 0.0
-        return 0.05, 0.6, 0.35
-
-    def left_row(s):
-        return (0.0, 1.0, 0.0) if s == 0 else (1.0, 0.0, 0.0)
-
-    return as_mdp(*_chain(n, right_row, left_row, 0.005, 1.0), dtype)
+    return as_mdp(*_chain(n, _rows(n, *_OSBAND_RIGHT), _rows(n, *_RESET_LEFT), 0.005, 1.0),
+                  dtype)
 
 
 def riverswim_ergodic(n: int = 6, *, epsilon: float = 0.001, reward_left: float = 0.005,
@@ -275,19 +260,13 @@ def riverswim_ergodic(n: int = 6, *, epsilon: float = 0.001, reward_left: float 
     n = _check_chain_length(n)
     eps = check_probability("epsilon", epsilon)
 
-    def right_row(s):
-        if s == 0:
-            return 0.0, 0.6, 0.4
-        if s == n - 1:
-            return 0.05, 0.95, 0.0
-        return 0.05, 0.55, 0.4
-
     def left_row(s):
         back = 1.0 - eps if s > 0 else 0.0
         forward = eps / 2 if s < n - 1 else 0.0
         return back, 1.0 - back - forward, forward
 
-    return as_mdp(*_chain(n, right_row, left_row, reward_left, reward_right), dtype)
+    return as_mdp(*_chain(n, _rows(n, *_RIVERSWIM_RIGHT), left_row, reward_left, reward_right),
+                  dtype)
 
 
 

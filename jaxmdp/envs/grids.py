@@ -167,13 +167,9 @@ def grid_4_room(*, dtype=None) -> MDP:
         #..#.G#
         #######
 
-    Moves as in :func:`grid_world`: intended 0.7, each perpendicular 0.1, stay 0.1, walls
-    block; the goal pays 0.99 under every action and returns to the start. Source:
-    ``StatisticalRL/environments``, ``src/statisticalrl_environments/register.py``
-    (``"grid-4-room"``: ``sizeX=7, sizeY=7, map_name="4-room", rewardStd=0.0,
-    initialSingleStateDistribution=True, start=[1,1], goal=[5,5]``) and
-    ``MDPs_discrete/envs/GridWorld/gridworld.py`` (``GridWorld``, ``fourRoomMap``); its
-    state numbering (row-major over free cells) is the one used here.
+    Moves, goal reward and state numbering as in :func:`grid_2_room`. Source: the same
+    files, with ``"grid-4-room"``: ``sizeX=7, sizeY=7, map_name="4-room", rewardStd=0.0,
+    initialSingleStateDistribution=True, start=[1,1], goal=[5,5]`` and ``fourRoomMap``.
 
     Args:
         dtype: float dtype; default float (float64 under x64).

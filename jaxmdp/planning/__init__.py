@@ -26,8 +26,7 @@ Example:
     ([0, 1, 0], 'CONVERGED')
 """
 
-import warnings
-
+from jaxmdp._deprecation import moved_names
 from jaxmdp.planning._core import DEFAULT_MAX_STEPS, ModelChange, Planner, Solution, Status
 from jaxmdp.planning.estimate import Estimate, estimate
 from jaxmdp.planning.evi import BALLS, ConfidenceSet, InnerMaximisation, evi, evi_planner
@@ -62,18 +61,9 @@ __all__ = [
 _DEPRECATED = {
     "PlanningSolution": ("jaxmdp.planning", "Solution"),
     "PlanningStatus": ("jaxmdp.planning", "Status"),
-    "RegretLowerBound": ("jaxmdp.analysis.lower_bound", "RegretLowerBound"),
-    "gaps": ("jaxmdp.analysis.lower_bound", "gaps"),
-    "regret_lower_bound": ("jaxmdp.analysis.lower_bound", "regret_lower_bound"),
+    **{name: ("jaxmdp.analysis.lower_bound", name)
+       for name in ("RegretLowerBound", "gaps", "regret_lower_bound")},
 }
 
 
-def __getattr__(name):
-    if name in _DEPRECATED:
-        import importlib
-
-        module, attribute = _DEPRECATED[name]
-        warnings.warn(f"jaxmdp.planning.{name} is deprecated; use {module}.{attribute}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module 'jaxmdp.planning' has no attribute {name!r}")
+__getattr__ = moved_names("jaxmdp.planning", _DEPRECATED, name_in_message=True)
