@@ -221,8 +221,8 @@ def test_listings_compile_no_program(args, tmp_path):
     assert "Compiling" not in result.stderr
     assert "Finished XLA compilation" not in result.stderr
     if "envs" in args:
-        lines = result.stdout.splitlines()
-        assert len(lines) == 1 + len(jm.envs.names())
+        lines = result.stdout.splitlines()  # a header, then two lines per environment
+        assert len(lines) == 1 + 2 * len(jm.envs.names())
 
 
 def test_reproduce_turns_the_cache_off_for_scripts_that_measure_time():
