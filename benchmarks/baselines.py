@@ -9,8 +9,12 @@ environment (``--envs``, default riverswim-6 and grid-4-room) at each replicatio
 * steady state: the fastest of ``--repeats`` cached ``--horizon``-round calls (other
   seeds) divided by ``horizon * replications`` (wall time; the machine may be shared, so
   ``os.getloadavg()`` is printed at start and end);
-* the NumPy loop of the same agent (``NUMPY_LOOPS``; ``benchmarks/numpy_ucrl.py``), one
-  replication at a time over the same horizon, and the speed-up;
+* the NumPy loop of the same agent (``NUMPY_LOOPS``), one replication at a time over the
+  same horizon, and the speed-up: for UCRL2 and KL-UCRL the tight loops of
+  ``benchmarks/numpy_ucrl.py`` (plain Python ints between episode starts); for UCRL3,
+  UCRL2B, PSRL and optimistic Q-learning the loops of ``benchmarks/numpy_baselines25.py``,
+  written as the published classes are (NumPy arrays, one ``play``/``update`` object per
+  replication), with jaxmdp's default options;
 * for the UCRL family (episodes by the doubling rule): ``plan frac``, the fraction of
   rounds in which at least one replication starts an episode (recovered from a recorded
   run with ``jaxmdp.agents.ucrl.replay_episodes``); ``m/plan``, the mean number of
@@ -19,13 +23,13 @@ environment (``--envs``, default riverswim-6 and grid-4-room) at each replicatio
   in the same simulator and batch: what a round costs with no planning at all, the floor)
   and ``lax`` (the agent with ``cond="lax"``: the whole batch plans every round).
 
-To add an agent (TSDE, IMED-RL, ...): it runs by name from the registry as soon as its
-module registers it; give it a NumPy loop by adding ``name: callable`` to ``NUMPY_LOOPS``
+Any registered agent runs by name (``--agents ucrl3 ucrl2b psrl optimistic_q``); to give
+another one a NumPy loop, add ``name: callable`` to ``NUMPY_LOOPS``
 (``callable(P, R, mask, reward_law, horizon, replications, seed) -> seconds``).
 
     python benchmarks/baselines.py [--agents ucrl2 kl_ucrl] [--envs riverswim-6 grid-4-room]
         [--replications 100 1000] [--horizon 2000] [--numpy-replications 2] [--x64]
-    python benchmarks/baselines.py --ucrl3-size   # UCRL2, RiverSwim-6, T = 10^7, 50 reps
+    python benchmarks/baselines.py --ucrl3-size [--ucrl3-size-agents ucrl2 ucrl3]
 
 ``--cpu-devices 2`` splits the CPU into two JAX devices (``jax_num_cpu_devices``; the
 replications split over them, same results): on a 2-core CPU both cores, where a NumPy
@@ -34,9 +38,12 @@ on this 2-core CPU, IMED-RL on grid-4-room never returns from its first call (bo
 of XLA's intra-op pool wait inside the batched LU's ``ParallelBatchMap`` for work that no
 free thread can run); UCRL2, KL-UCRL and TSDE ran to completion.
 
-``--ucrl3-size`` runs once the size of the UCRL3 paper's RiverSwim-6 experiment for UCRL2
-(Bourel, Maillard & Talebi 2020: T = 10^7, 50 replications) and prints the wall time,
-compile included, with the mean pseudo-regret.
+``--ucrl3-size`` runs once the size of the UCRL3 paper's RiverSwim-6 experiment (Bourel,
+Maillard & Talebi 2020: T = 10^7, 50 replications) for each agent of
+``--ucrl3-size-agents`` (default UCRL2 and UCRL3, one after the other) and prints, per
+agent, the wall time, compile included, with the mean pseudo-regret and its standard
+error (and the episodes and EVI sweeps of the UCRL family). ``--ucrl3-size-horizon`` and
+``--ucrl3-size-replications`` shrink it to check the command.
 """
 
 from __future__ import annotations
@@ -64,9 +71,44 @@ def _numpy_ucrl(agent):
     return run
 
 
+def _numpy_published(loop, **options):
+    """The loop ``loop`` of ``benchmarks/numpy_baselines25.py`` with ``options``, timed
+    around its replications (agent construction and rounds; not the true gaps computed
+    once before)."""
+
+    def run(P, R, mask, reward_law, horizon, replications, seed):
+        import numpy as np
+        import numpy_baselines25
+
+        if not np.all(mask):
+            raise ValueError(f"the {loop} NumPy loop plays every action: mask must be all "
+                             f"True, got {int(np.sum(~np.asarray(mask)))} masked pairs")
+        S, A, _ = P.shape
+        gain_gap = numpy_baselines25.true_gaps(P, R, np.ones((S, A), bool))
+        seconds = 0.0
+        for child in np.random.SeedSequence(seed).spawn(replications):
+            rng = np.random.default_rng(child)
+            start = time.perf_counter()
+            agent = numpy_baselines25.make_agent(loop, S, A, rng, **options)
+            numpy_baselines25.run_one(P, R, agent, horizon, rng, reward_law=reward_law,
+                                      gain_gap=gain_gap)
+            seconds += time.perf_counter() - start
+        return seconds
+
+    return run
+
+
 #: Agent name -> NumPy loop ``(P, R, mask, reward_law, horizon, replications, seed) ->
-#: seconds`` (the loop's own time). Agents without one are timed in jaxmdp only.
-NUMPY_LOOPS = {"ucrl2": _numpy_ucrl("ucrl2"), "kl_ucrl": _numpy_ucrl("kl_ucrl")}
+#: seconds`` (the loop's own time). Agents without one are timed in jaxmdp only. UCRL2
+#: and KL-UCRL: the tight loops of ``numpy_ucrl.py``; UCRL3, UCRL2B, PSRL and optimistic
+#: Q-learning: the loops of ``numpy_baselines25.py``, written as the published classes
+#: are (NumPy arrays, a ``play``/``update`` object per replication), with the options
+#: of jaxmdp's defaults (UCRL3: exact bounds, probabilities summed, ``key_sums=False``).
+NUMPY_LOOPS = {"ucrl2": _numpy_ucrl("ucrl2"), "kl_ucrl": _numpy_ucrl("kl_ucrl"),
+               "ucrl3": _numpy_published("ucrl3", key_sums=False),
+               "ucrl2b": _numpy_published("ucrl2b"),
+               "psrl": _numpy_published("psrl"),
+               "optimistic_q": _numpy_published("optimistic_q")}
 UCRL_FAMILY = ("ucrl2", "kl_ucrl")
 
 
@@ -113,23 +155,34 @@ def ucrl3_size(args):
     import jaxmdp as jm
 
     mdp = jm.envs.make("riverswim-6")
-    horizon, reps = 10_000_000, 50
-    print(f"UCRL2 on riverswim-6, T = {horizon:.0e}, {reps} replications, "
-          f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
-          f"{len(jax.devices())} device(s), "
-          f"load average {_load()} at start", flush=True)
-    traj, wall = _timed(lambda: jax.block_until_ready(
-        jm.simulate(mdp, "ucrl2", horizon, reps, seed=0, progress=args.progress,
-                    chunk_size=args.long_chunk)))
-    final = np.asarray(traj.pseudo_regret[:, -1])
-    state = traj.agent_state
-    print(f"wall time {wall:.1f} s compile included ({wall / (horizon * reps) * 1e9:.1f} ns "
-          f"per replication-step); mean pseudo-regret {final.mean():.1f} "
-          f"se {final.std(ddof=1) / math.sqrt(reps):.1f}; episodes "
-          f"{np.mean(state.episodes):.1f} (max {int(np.max(state.episodes))}); EVI "
-          f"sweeps {np.mean(state.evi_steps):.0f} per replication, "
-          f"{int(np.sum(state.evi_unconverged))} unconverged; load average {_load()} at end",
-          flush=True)
+    horizon, reps = args.ucrl3_size_horizon, args.ucrl3_size_replications
+    for name in args.ucrl3_size_agents:
+        jm.get_agent(name)  # unknown names fail before any work
+    results = {}
+    for name in args.ucrl3_size_agents:
+        print(f"{name} on riverswim-6, T = {horizon:.0e}, {reps} replications, "
+              f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
+              f"{len(jax.devices())} device(s), load average {_load()} at start",
+              flush=True)
+        traj, wall = _timed(lambda name=name: jax.block_until_ready(
+            jm.simulate(mdp, name, horizon, reps, seed=0, progress=args.progress,
+                        chunk_size=min(args.long_chunk, horizon))))
+        final = np.asarray(traj.pseudo_regret[:, -1])
+        se = final.std(ddof=1) / math.sqrt(reps) if reps > 1 else float("nan")
+        state = traj.agent_state
+        extra = ""
+        if hasattr(state, "episodes"):
+            extra += (f"; episodes {np.mean(state.episodes):.1f} "
+                      f"(max {int(np.max(state.episodes))})")
+        if hasattr(state, "evi_steps"):
+            extra += (f"; EVI sweeps {np.mean(state.evi_steps):.0f} per replication, "
+                      f"{int(np.sum(state.evi_unconverged))} unconverged")
+        print(f"{name}: wall time {wall:.1f} s compile included "
+              f"({wall / (horizon * reps) * 1e9:.1f} ns per replication-step); mean "
+              f"pseudo-regret {final.mean():.1f} se {se:.1f}{extra}; load average "
+              f"{_load()} at end", flush=True)
+        results[name] = dict(wall_s=wall, regret=float(final.mean()), se=se)
+    return results
 
 
 def main(argv=None):
@@ -156,8 +209,15 @@ def main(argv=None):
                         help="JAX CPU devices, replications split over them (default 1; "
                              "see the module docstring: 2 can hang)")
     parser.add_argument("--ucrl3-size", action="store_true",
-                        help="run UCRL2 on riverswim-6 for T = 10^7 with 50 replications "
-                             "once and print the wall time (compile included)")
+                        help="run each of --ucrl3-size-agents on riverswim-6 for T = 10^7 "
+                             "with 50 replications once and print the wall time (compile "
+                             "included) and the mean pseudo-regret")
+    parser.add_argument("--ucrl3-size-agents", nargs="+", default=["ucrl2", "ucrl3"],
+                        help="registered agent names run by --ucrl3-size")
+    parser.add_argument("--ucrl3-size-horizon", type=int, default=10_000_000,
+                        help="rounds of --ucrl3-size (the paper's 10^7; smaller to check)")
+    parser.add_argument("--ucrl3-size-replications", type=int, default=50,
+                        help="replications of --ucrl3-size (the paper's 50)")
     parser.add_argument("--long-chunk", type=int, default=200_000,
                         help="rounds per jitted call in --ucrl3-size")
     parser.add_argument("--progress", action="store_true")
@@ -185,7 +245,7 @@ def main(argv=None):
     for name in args.agents:
         jm.get_agent(name)  # unknown names fail before any work
     fixed = _fixed_policy_agent(jm)
-    header = (f"{'agent':8s} {'env':12s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
+    header = (f"{'agent':12s} {'env':12s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
               f"{'numpy us':>9s} {'speed-up':>8s} {'regret':>8s} {'plan frac':>9s} "
               f"{'m/plan':>6s} {'us/round':>9s} {'no-plan':>8s} {'lax':>8s} {'load':>5s}")
     print(header, flush=True)
@@ -232,7 +292,7 @@ def main(argv=None):
                     _, lax_wall = _timed(lambda: split(lax_agent, 1))
                     row["lax_us"] = lax_wall / args.split_horizon * 1e6
                 rows.append(row)
-                print(f"{name:8s} {env:12s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} "
+                print(f"{name:12s} {env:12s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} "
                       f"{numpy_us:9.2f} {row['speedup']:7.1f}x {row['regret']:8.1f} "
                       f"{row['frac']:9.3f} {row['per_plan']:6.1f} {row['round_us']:9.1f} "
                       f"{row['floor_us']:8.1f} {row['lax_us']:8.1f} {_load():>5s}",

@@ -10,7 +10,17 @@ jaxmdp's agents with the options that reproduce the published rules, and optiona
 hand-written loops of ``benchmarks/numpy_baselines25.py``. It prints the mean final
 realised regret ``T g* - sum r_t`` +- its standard error per algorithm and the z
 statistic of each difference from the published code, and saves a JSON file with the
-settings and every final regret under ``results/``.
+settings, the calibration and every final regret and timing under ``results/``.
+
+**Speed.** It then prints, after the calibration line of ``benchmarks/_calibration.py``
+(measured at start and again at the end), the microseconds per step of the published
+code and of the NumPy loops (the wall time of their ``--replications`` runs over
+``horizon * replications``; the published code's includes this script's environment draw
+per round, a ``searchsorted`` on a cumulative row) beside jaxmdp's microseconds per
+replication-step: for each of ``--jax-replications`` and ``--speed-replications``, one
+call to compile, then the same call timed with ``block_until_ready`` (the timed call of
+``--jax-replications`` gives the regrets), and the published code's time per step over
+jaxmdp's at the largest count.
 
 **The MDP.** StatisticalRL's ``river-swim-6`` (their ``register.py`` line 276:
 ``nbStates=6, rightProbaright=0.4, rightProbaLeft=0.05, rewardL=0.005, rewardR=1``,
@@ -27,7 +37,7 @@ when it is missing. Nothing in the learners is modified.
 Example (about 10 minutes of one core)::
 
     python benchmarks/statisticalrl.py --learners-dir /path/to/learners \\
-        --horizon 2000 --replications 10 --numpy
+        --horizon 2000 --replications 10 --numpy --speed-replications 1000
 """
 
 from __future__ import annotations
@@ -99,7 +109,9 @@ def check_against_jaxmdp(P, R):
 
 
 def run_published(get_module, name, P, R, horizon, replications, seed, delta):
-    """Final realised regrets of the published learner ``name``, one per replication."""
+    """Final realised regrets of the published learner ``name``, one per replication,
+    and the wall seconds of its replications (learner construction, ``play``,
+    ``update`` and this driver's environment draw per round)."""
     from numpy_reference import true_gaps
 
     module, cls, kind = ALGORITHMS[name][:3]
@@ -108,6 +120,7 @@ def run_published(get_module, name, P, R, horizon, replications, seed, delta):
     gain, _ = true_gaps(P, R, np.ones((S, A), bool))
     cum = np.cumsum(P, axis=-1)
     finals = []
+    start = time.perf_counter()
     for i in range(replications):
         np.random.seed(seed + i)  # the learners draw from the global numpy.random
         env_rng = np.random.default_rng([seed, i])
@@ -123,12 +136,12 @@ def run_published(get_module, name, P, R, horizon, replications, seed, delta):
             total += gain - r
             s = y
         finals.append(total)
-    return np.array(finals)
+    return np.array(finals), time.perf_counter() - start
 
 
-def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
-    """Final realised regrets of the jaxmdp agent reproducing ``name``, or a reason.
-    With ``kl_ucrl_bug``, KL-UCRL runs with ``search_up_bug=True``."""
+def jaxmdp_agent(name, delta, kl_ucrl_bug=False):
+    """``(agent, description)`` of the jaxmdp agent reproducing ``name``, or ``(None,
+    reason)``. With ``kl_ucrl_bug``, KL-UCRL runs with ``search_up_bug=True``."""
     import jaxmdp as jm
 
     agent_name, options = ALGORITHMS[name][3]
@@ -142,9 +155,39 @@ def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
         agent = jm.get_agent(agent_name, **options)
     except (ValueError, TypeError) as err:
         return None, f"jaxmdp has no {agent_name}({options}) yet: {err}"
-    traj = jm.simulate(jm.envs.make("riverswim-6"), agent, horizon, replications, seed,
-                       progress=False)
-    return np.asarray(traj.regret)[:, -1], f"{agent_name}({options})"
+    return agent, f"{agent_name}({options})"
+
+
+def time_jaxmdp(agent, horizon, replications, seed):
+    """Final realised regrets ``[replications]`` of ``agent`` on riverswim-6 and its
+    microseconds per replication-step: a warm-up call (compiles), then the same call timed
+    with ``block_until_ready``, divided by ``horizon * replications``."""
+    import jax
+
+    import jaxmdp as jm
+
+    mdp = jm.envs.make("riverswim-6")
+
+    def call():
+        return jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed,
+                                                 progress=False))
+
+    call()
+    start = time.perf_counter()
+    traj = call()
+    seconds = time.perf_counter() - start
+    return np.asarray(traj.regret)[:, -1], seconds / (horizon * replications) * 1e6
+
+
+def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
+    """Final realised regrets of the jaxmdp agent reproducing ``name`` and its
+    microseconds per replication-step (:func:`time_jaxmdp`), or ``(None, reason, nan)``.
+    With ``kl_ucrl_bug``, KL-UCRL runs with ``search_up_bug=True``."""
+    agent, what = jaxmdp_agent(name, delta, kl_ucrl_bug)
+    if agent is None:
+        return None, what, float("nan")
+    finals, us = time_jaxmdp(agent, horizon, replications, seed)
+    return finals, what, us
 
 
 def run_numpy(name, P, R, horizon, replications, seed, delta):
@@ -170,6 +213,37 @@ def z_stat(a, b):
     return (mb - ma) / d if d > 0 else float("nan")
 
 
+def print_speed(rows, args, jax_counts, calibration):
+    """The speed table: microseconds per step of the published code and of the NumPy
+    loops (wall time of their runs / (horizon * replications)), microseconds per
+    replication-step of jaxmdp at each count of ``jax_counts``, and the published code's
+    time over jaxmdp's at the largest count."""
+    import _calibration
+
+    print(f"speed, T = {args.horizon}: published and NumPy loops us per step (wall time "
+          f"of {args.replications} runs / (T x {args.replications})); jaxmdp us per "
+          f"replication-step (a cached call timed after a warm-up call, "
+          f"block_until_ready)")
+    print(_calibration.calibration_line(calibration) + " (at end)")
+    head = f"{'algorithm':11s} {'published':>10s}"
+    if args.numpy:
+        head += f" {'numpy':>9s}"
+    head += "".join(f" {f'jax m={m}':>11s}" for m in jax_counts)
+    if jax_counts:
+        head += f" {'published/jax':>13s}"
+    print(head)
+    for row in rows:
+        line = f"{row['algorithm']:11s} {row['published_us_per_step']:10.2f}"
+        if args.numpy:
+            line += f" {row.get('numpy_us_per_step', float('nan')):9.2f}"
+        jax_us = row.get("jaxmdp_us_per_rep_step", {})
+        line += "".join(f" {jax_us.get(m, float('nan')):11.3f}" for m in jax_counts)
+        if jax_counts:
+            last = jax_us.get(jax_counts[-1], float("nan"))
+            line += f" {row['published_us_per_step'] / last:12.1f}x"
+        print(line, flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learners-dir", default=os.environ.get("STATISTICALRL_LEARNERS"))
@@ -177,7 +251,11 @@ def main(argv=None):
                     choices=list(ALGORITHMS))
     ap.add_argument("--horizon", type=int, default=2000)
     ap.add_argument("--replications", type=int, default=10)
-    ap.add_argument("--jax-replications", type=int, default=100)
+    ap.add_argument("--jax-replications", type=int, default=100,
+                    help="replications of jaxmdp's regret call (also timed)")
+    ap.add_argument("--speed-replications", type=int, nargs="*", default=[],
+                    help="further replication counts at which jaxmdp's agents are timed "
+                         "only (e.g. 100 1000)")
     ap.add_argument("--delta", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--numpy", action="store_true",
@@ -194,18 +272,28 @@ def main(argv=None):
     P, R = statisticalrl_riverswim6()
     if not args.no_jax:
         check_against_jaxmdp(P, R)
+    import _calibration
+
+    calibration = _calibration.calibrate()
+    print(_calibration.calibration_line(calibration), flush=True)
+    steps = args.horizon * args.replications
+    jax_counts = [] if args.no_jax else sorted({args.jax_replications,
+                                                *args.speed_replications})
     rows = []
     print(f"river-swim-6, T = {args.horizon}, delta = {args.delta}; mean final regret +- se")
     for name in args.algorithms:
         row = {"algorithm": name}
         t0 = time.process_time()
-        pub = run_published(get_module, name, P, R, args.horizon, args.replications,
-                            args.seed, args.delta)
+        pub, wall = run_published(get_module, name, P, R, args.horizon, args.replications,
+                                  args.seed, args.delta)
         row["published"] = pub.tolist()
         row["published_cpu_s"] = time.process_time() - t0
+        row["published_wall_s"] = wall
+        row["published_us_per_step"] = wall / steps * 1e6
         ps = summary(pub)
         line = f"{name:11s} published {ps[0]:9.1f} +- {ps[1]:6.1f} (m={len(pub)})"
         if args.numpy:
+            t0 = time.perf_counter()
             if name == "KL-UCRL":
                 from numpy_baselines25 import run
 
@@ -214,27 +302,38 @@ def main(argv=None):
             else:
                 npf = run_numpy(name, P, R, args.horizon, args.replications, args.seed,
                                 args.delta)
+            row["numpy_us_per_step"] = (time.perf_counter() - t0) / steps * 1e6
             row["numpy"] = npf.tolist()
             ns = summary(npf)
             line += f" | numpy {ns[0]:9.1f} +- {ns[1]:6.1f} z={z_stat(ps, ns):+5.2f}"
         if not args.no_jax:
-            jf, what = run_jaxmdp(name, args.horizon, args.jax_replications, args.seed,
-                                  args.delta, args.kl_ucrl_bug)
+            jf, what, us = run_jaxmdp(name, args.horizon, args.jax_replications, args.seed,
+                                      args.delta, args.kl_ucrl_bug)
             row["jaxmdp_agent"] = what
             if jf is None:
                 line += f" | jaxmdp: skipped ({what})"
             else:
+                row["jaxmdp_us_per_rep_step"] = {args.jax_replications: us}
+                agent, _ = jaxmdp_agent(name, args.delta, args.kl_ucrl_bug)
+                for m in jax_counts:
+                    if m != args.jax_replications:
+                        row["jaxmdp_us_per_rep_step"][m] = time_jaxmdp(
+                            agent, args.horizon, m, args.seed)[1]
                 row["jaxmdp"] = jf.tolist()
                 js = summary(jf)
                 line += f" | jaxmdp {js[0]:9.1f} +- {js[1]:6.1f} z={z_stat(ps, js):+5.2f}"
         print(line, flush=True)
         rows.append(row)
+    end_calibration = _calibration.calibrate()
+    print_speed(rows, args, jax_counts, end_calibration)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = out / f"statisticalrl-riverswim6-T{args.horizon}-{stamp}.json"
     settings = {k: v for k, v in vars(args).items() if k != "out"}
-    path.write_text(json.dumps({"settings": settings, "rows": rows}, indent=1))
+    path.write_text(json.dumps({"settings": settings, "calibration": calibration,
+                                "end_calibration": end_calibration, "rows": rows},
+                               indent=1))
     print(f"saved {path}")
 
 
