@@ -12,6 +12,8 @@ import pytest
 
 import jaxmdp as jm
 
+pytestmark = pytest.mark.xdist_group("riverswim_simulate")
+
 FIXED = [name for name in jm.envs.names() if name not in ("garnet-S-A-b", "random-S-A")]
 SIZES = {
     "paper-mdp": (3, 2),

@@ -16,7 +16,10 @@ import textwrap
 
 import jax
 import numpy as np
+import pytest
 from shared_runs import SHARED_RUNS, shared_run
+
+pytestmark = pytest.mark.xdist_group("shared_runs")
 
 FIELDS = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums",
           "states", "actions"]

@@ -12,8 +12,10 @@ import jaxmdp as jm
 from jaxmdp.agents import paper
 from jaxmdp.random import gamma as _gamma
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("paper_agents")
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
 RULES = {"ucb": paper.ucb_select_action, "dmed": paper.dmed_select_action,

@@ -14,7 +14,9 @@ import jaxmdp as jm
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
-DATA = Path(__file__).resolve().parent / "data" / "regression_3fc08ff.npz"
+pytestmark = pytest.mark.xdist_group("paper_agents")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "regression_3fc08ff.npz"
 
 
 # --- A small agent with its own state and its own planner, defined here --------------------

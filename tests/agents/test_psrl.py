@@ -17,9 +17,11 @@ import jaxmdp as jm
 from jaxmdp.agents.batching import cond_compact
 from jaxmdp.agents.imed import imed_index, imed_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy_psrl_imed as ref  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("shared_runs")
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 

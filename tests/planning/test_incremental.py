@@ -23,7 +23,9 @@ from jaxmdp import _sharding
 from jaxmdp.planning import incremental
 from jaxmdp.planning.estimate import estimate, estimated_mdp
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("shared_runs")
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @functools.partial(jax.jit, static_argnames="horizon")
