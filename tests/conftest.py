@@ -64,12 +64,13 @@ def pytest_sessionfinish(session, exitstatus):
 # module-level mark, ``pytestmark = pytest.mark.xdist_group(NAME)``:
 #
 # * "shared_runs": the modules that check tests/shared_runs.py's runs (agents/test_ucrl,
-#   agents/test_psrl, agents/test_imed, planning/test_incremental) and test_sharding, which
-#   shards them;
+#   agents/test_psrl, agents/test_imed) and test_sharding, which shards them and checks the
+#   replication blocks on one of them;
 # * "riverswim_simulate": the RiverSwim-6 runs of test_simulate, test_cli and test_envs;
 # * "paper_agents": the paper agents' planners on the paper's MDP (agents/test_paper,
 #   agents/test_protocol).
 #
+# agents/test_all_agents.py marks each agent's cases with a group of that agent's own.
 # Every other test is put in the group of its own module here, so that a module is never
 # scattered over the workers (loadgroup sends ungrouped tests one by one). Without xdist the
 # marks do nothing.

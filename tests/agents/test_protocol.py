@@ -349,3 +349,22 @@ def test_learned_reward_lower_bound_against_scipy():
     assert bound.constant > jm.regret_lower_bound(mdp).constant
     with pytest.raises(ValueError, match="known_rewards must be a bool"):
         jm.regret_lower_bound(mdp, known_rewards="no")
+
+
+def test_env_spec_initial_round_is_the_first_played_round():
+    mdp = jm.envs.make("paper-mdp")
+    seen = []
+
+    def init(key, spec, config):
+        seen.append(spec.initial_round)
+        return ()
+
+    def step(key, state, obs, spec, config):
+        return jnp.int32(0), state
+
+    agent = jm.Agent("first-action", init, step)
+    counts = np.zeros((3, 2, 3), int)
+    counts[0, 0, 1] = 4
+    jm.simulate(mdp, agent, 3, 1, initial_counts=counts, progress=False)
+    jm.simulate(mdp, agent, 3, 1, progress=False)
+    assert seen == [5, 1]
