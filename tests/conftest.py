@@ -1,5 +1,5 @@
-"""Test configuration: float64 everywhere, headless matplotlib, and (under pytest-xdist)
-whole modules per worker."""
+"""Test configuration: float64 everywhere, headless matplotlib, tests/ on the path, and
+(under pytest-xdist's ``--dist loadgroup``) whole modules or groups of modules per worker."""
 
 import os
 
@@ -58,70 +58,27 @@ def pytest_sessionfinish(session, exitstatus):
 
 # --- Distribution over pytest-xdist workers ---------------------------------------------
 # Nearly all of the suite's time is XLA compilation, and the tests of a module share their
-# compiled programs (and module-scoped fixtures) in-process. xdist's default ("load")
-# scatters a module's tests over the workers, so each worker compiles the module's
-# programs again. Under ``-n`` with the default distribution, the tests are instead sent
-# a module (or a GROUP of modules sharing programs) at a time, the most expensive first
-# (ORDER, measured), so that the last units to start are short. An explicit other
-# ``--dist`` is left alone; without xdist nothing here applies.
-
-#: Modules that share compiled programs or runs go to the same worker: the RiverSwim-6
-#: runs of test_simulate, the command line's and test_envs' are the same programs; the
-#: protocol's and the agents' tests share their planners on the paper's MDP; the modules
-#: that check the runs of tests/shared_runs.py and the one that shards them.
-_SIMULATE = "tests/test_simulate.py+cli+envs"
-_PROTOCOL = "tests/test_protocol.py+agents"
-_SHARED = "tests/test_sharding.py+scale+psrl_imed+ucrl"
-GROUPS = {"tests/test_simulate.py": _SIMULATE, "tests/test_cli.py": _SIMULATE,
-          "tests/test_envs.py": _SIMULATE,
-          "tests/test_protocol.py": _PROTOCOL, "tests/test_agents.py": _PROTOCOL,
-          "tests/test_sharding.py": _SHARED, "tests/test_scale.py": _SHARED,
-          "tests/test_psrl_imed.py": _SHARED, "tests/test_ucrl.py": _SHARED}
-
-#: Work units by decreasing cost (seconds on 2 cores); units not listed go first.
-ORDER = [_SHARED, _SIMULATE, "tests/test_indices.py", _PROTOCOL, "tests/test_qform.py",
-         "tests/test_gaussian_indices.py", "tests/test_planning.py",
-         "tests/test_sensitivity.py", "tests/test_evi.py", "tests/test_l1.py",
-         "tests/test_mdp.py", "tests/test_estimators.py", "tests/test_batching.py"]
+# compiled programs (and module-scoped fixtures) in-process. The suite runs under xdist's
+# ``--dist loadgroup`` (pyproject.toml's addopts), which sends the tests of one
+# ``xdist_group`` to one worker. Modules that share programs or runs carry a common
+# module-level mark, ``pytestmark = pytest.mark.xdist_group(NAME)``:
+#
+# * "shared_runs": the modules that check tests/shared_runs.py's runs (agents/test_ucrl,
+#   agents/test_psrl, agents/test_imed) and test_sharding, which shards them and checks the
+#   replication blocks on one of them;
+# * "riverswim_simulate": the RiverSwim-6 runs of test_simulate, test_cli and test_envs;
+# * "paper_agents": the paper agents' planners on the paper's MDP (agents/test_paper,
+#   agents/test_protocol).
+#
+# agents/test_all_agents.py marks each agent's cases with a group of that agent's own.
+# Every other test is put in the group of its own module here, so that a module is never
+# scattered over the workers (loadgroup sends ungrouped tests one by one). Without xdist the
+# marks do nothing.
 
 
-def _unit(nodeid: str) -> str:
-    module = nodeid.split("::", 1)[0]
-    return GROUPS.get(module, module)
-
-
-def _rank(nodeid: str) -> int:
-    unit = _unit(nodeid)
-    return ORDER.index(unit) if unit in ORDER else -1
-
-
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    # Workers only (the controller does not collect): the work units in ORDER, each in
-    # its collection order. The same on every worker, as xdist requires.
-    if hasattr(config, "workerinput") and config.workerinput.get("jaxmdp_module_units"):
-        items.sort(key=lambda item: _rank(item.nodeid))  # stable
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node):
-    node.workerinput["jaxmdp_module_units"] = _module_units(node.config)
-
-
-def _module_units(config) -> bool:
-    return config.getvalue("dist") == "load"
-
-
-@pytest.hookimpl(tryfirst=True, optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    if not _module_units(config):
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleScheduling(LoadScopeScheduling):
-        """xdist's loadscope with our units, in collection order (see above)."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return _unit(nodeid)
-
-    config.option.loadscopereorder = False  # keep ORDER, not the number of tests
-    return ModuleScheduling(config, log)
+    # tryfirst: before xdist's worker reads the marks into the node ids.
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

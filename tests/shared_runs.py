@@ -3,8 +3,8 @@
 Each is simulated once per process, on first use (``shared_run``), so that its program
 compiles once and its results serve every test that checks them;
 tests/test_sharding.py runs the same specs split over 4 host devices in a subprocess and
-compares. (Under pytest-xdist, tests/conftest.py sends the modules that use them to one
-worker.) Plain Python, no pytest: the subprocess imports it too.
+compares. (Under pytest-xdist, the modules that use them share the xdist_group "shared_runs":
+one worker.) Plain Python, no pytest: the subprocess imports it too.
 """
 
 import functools
@@ -17,21 +17,22 @@ import jaxmdp as jm
 # environment is a ``jm.envs`` name or ``"garnet-8-3-4/key5"`` (``jm.envs.garnet``
 # with ``jax.random.key(5)``), optionally with ``"+bernoulli"`` (Bernoulli reward draws).
 SHARED_RUNS = {
-    # tests/test_ucrl.py: the doubling rule, the first action, regret against NumPy.
+    # tests/agents/test_ucrl.py: the doubling rule, the first action, regret against NumPy.
     "ucrl2": ("riverswim-6", "ucrl2", {},
               dict(horizon=2000, replications=16, seed=0, record_path=True, chunk_size=2000)),
     "kl_ucrl": ("riverswim-6", "kl_ucrl", {},
                 dict(horizon=2000, replications=16, seed=0, record_path=True,
                      chunk_size=2000)),
-    # tests/test_psrl_imed.py: TSDE's default batching path ("chunked") in the batching
-    # test (6 replications: 4 devices split them unevenly), IMED-RL's regret run.
+    # tests/agents/test_psrl.py and test_imed.py: TSDE's default batching path
+    # ("chunked") in the batching test (6 replications: 4 devices split them unevenly),
+    # IMED-RL's regret run.
     "tsde": ("riverswim-6", "tsde", {}, dict(horizon=120, replications=6, seed=2)),
     "imed_rl": ("riverswim-6", "imed_rl", {},
                 dict(horizon=300, replications=64, seed=11, record_path=True)),
-    # tests/test_scale.py: MDP-PS on a garnet, two chunks of 30 records of 2 rounds, the
-    # incremental planner refreshed every 16 rounds (across the chunk boundary), 7
-    # replications (blocks of 3, 3 and 1 in test_blocked_replications_equal_one_batch;
-    # 2, 2, 2 and 1, padded, on 4 devices).
+    # tests/test_sharding.py's replication blocks: MDP-PS on a garnet, two chunks of 30
+    # records of 2 rounds, the incremental planner refreshed every 16 rounds (across the
+    # chunk boundary), 7 replications (blocks of 3, 3 and 1 in
+    # test_blocked_replications_equal_one_batch; 2, 2, 2 and 1, padded, on 4 devices).
     "ps_garnet": ("garnet-8-3-4/key5", "ps", dict(refresh_every=16),
                   dict(horizon=120, replications=7, seed=7, record_every=2, chunk_size=60,
                        record_path=True)),

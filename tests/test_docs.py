@@ -24,15 +24,7 @@ NOT_IMPORTED = {"jaxmdp.__main__"}
 
 # Modules whose docstring examples are known to fail, with the reason. Strict: once an
 # example is fixed its module must leave this list.
-KNOWN_BROKEN: dict[str, str] = {
-    "jaxmdp.indices._roots": "find_root's example shows Array(1.2599211, dtype=float32); "
-                             "under float64 it prints Array(1.25992105, dtype=float64)",
-    "jaxmdp.indices.kl": "kl_ucb's and kinf's examples show float32 arrays; under float64 "
-                         "they print Array(0.71287863, dtype=float64) and "
-                         "Array(0.14384104, dtype=float64)",
-    "jaxmdp.sensitivity": "lower_bound_sensitivity's example shows ((3, 2, 3), 0.0); the "
-                          "rounded float64 row sum prints -0.0",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 def _module_names() -> list[str]:

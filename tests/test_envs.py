@@ -1,4 +1,5 @@
-"""Tests for the named environments of ``jaxmdp.envs`` and ``make``.
+"""Tests for the named environments of ``jaxmdp.envs`` and ``make``, and its generators
+(``paper_mdp``, ``rigged_counts``, ``random_mdp``, ``garnet``).
 
 Each environment's rows and rewards are checked against the numbers of the issue that
 specifies it (and of the sources its docstring cites), and its optimal gain against an
@@ -11,6 +12,8 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
+
+pytestmark = pytest.mark.xdist_group("riverswim_simulate")
 
 FIXED = [name for name in jm.envs.names() if name not in jm.envs.PATTERNS]
 SIZES = {
@@ -417,3 +420,67 @@ def test_an_agent_runs_on_riverswim():
     assert regret.shape == (64, 1000)
     assert np.isfinite(regret).all() and (np.diff(regret, axis=-1) >= -1e-12).all()
     assert int(np.asarray(traj.counts).sum()) == 64 * 2000
+
+
+def test_paper_mdp_matches_section_5():
+    mdp = jm.envs.paper_mdp()
+    np.testing.assert_array_equal(
+        mdp.P[:, 0], [[0.04, 0.69, 0.27], [0.88, 0.01, 0.11], [0.02, 0.46, 0.52]]
+    )
+    np.testing.assert_array_equal(
+        mdp.P[:, 1], [[0.28, 0.68, 0.04], [0.26, 0.33, 0.41], [0.43, 0.35, 0.22]]
+    )
+    np.testing.assert_array_equal(mdp.R[:, 0], [0.13, 0.47, 0.89])
+    np.testing.assert_array_equal(mdp.R[:, 1], [0.18, 0.71, 0.63])
+    assert jm.envs.paper_mdp(dtype=jnp.float32).P.dtype == jnp.float32
+
+
+def test_rigged_counts_match_section_5_1():
+    counts = jm.envs.rigged_counts()
+    assert counts.dtype == jnp.int32 and counts.shape == (3, 2, 3)
+    np.testing.assert_array_equal(counts[:, 0], [[8, 1, 1], [1, 1, 8], [8, 1, 1]])
+    np.testing.assert_array_equal(counts[:, 1], [[1, 1, 8], [8, 1, 1], [1, 1, 8]])
+    assert int(counts.sum()) == 60
+
+
+@pytest.mark.parametrize("S,A", [(1, 1), (40, 2)])
+def test_random_mdp_is_valid_and_seeded(S, A):
+    mdp = jm.envs.random_mdp(jax.random.key(3), S, A)
+    jm.MDP(mdp.P, mdp.R, mdp.mask)  # passes validation
+    assert mdp.P.shape == (S, A, S) and mdp.R.shape == (S, A)
+    assert bool((mdp.P > 0).all())
+    assert bool(((mdp.R >= 0) & (mdp.R < 1)).all())
+    again = jm.envs.random_mdp(jax.random.key(3), S, A)
+    np.testing.assert_array_equal(mdp.P, again.P)
+    other = jm.envs.random_mdp(jax.random.key(4), S, A)
+    assert S * A == 1 or not np.array_equal(mdp.P, other.P)
+
+
+def test_random_mdp_rows_look_dirichlet_uniform():
+    # Under Dirichlet(1, ..., 1) on S = 40 states every marginal is Beta(1, 39).
+    mdp = jm.envs.random_mdp(jax.random.key(0), 40, 2)
+    x = 40 * np.asarray(mdp.P).ravel()  # Beta(1, 39) scaled by S: mean 1, variance 39/41
+    assert abs(x.mean() - 1) < 1e-12  # rows sum to one
+    assert abs(x.var() - 39 / 41) < 0.1
+
+
+@pytest.mark.parametrize("S,A,b", [(10, 3, 1), (10, 3, 4), (10, 3, 10)])
+def test_garnet_support_size(S, A, b):
+    mdp = jm.envs.garnet(jax.random.key(1), S, A, b)
+    jm.MDP(mdp.P, mdp.R, mdp.mask)
+    np.testing.assert_array_equal((mdp.P > 0).sum(-1), np.full((S, A), b))
+
+
+def test_generators_vmap_over_keys():
+    keys = jax.random.split(jax.random.key(0), 4)
+    mdps = jax.vmap(lambda k: jm.envs.garnet(k, 10, 3, 4))(keys)
+    assert isinstance(mdps, jm.MDP) and mdps.P.shape == (4, 10, 3, 10)
+    np.testing.assert_array_equal(mdps.P[2], jm.envs.garnet(keys[2], 10, 3, 4).P)
+
+
+@pytest.mark.parametrize(
+    "kwargs,name", [({"S": 0, "A": 2, "b": 1}, "S"), ({"S": 3, "A": 2, "b": 4}, "b")]
+)
+def test_garnet_bad_sizes(kwargs, name):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        jm.envs.garnet(jax.random.key(0), **kwargs)

@@ -1,4 +1,4 @@
-"""Tests for the MDP pytree, its validation, and the example MDPs."""
+"""Tests for the MDP pytree, its validation, and saving and loading it."""
 
 import jax
 import jax.numpy as jnp
@@ -183,70 +183,6 @@ def test_constructor_on_tracers_runs_shape_checks_only():
     assert float(build(P, R)) == pytest.approx(R.sum())
     with pytest.raises(ValueError, match=r"\bR\b"):
         jax.jit(lambda P: jm.MDP(P, np.zeros((2, 2))).R)(P)
-
-
-def test_paper_mdp_matches_section_5():
-    mdp = jm.envs.paper_mdp()
-    np.testing.assert_array_equal(
-        mdp.P[:, 0], [[0.04, 0.69, 0.27], [0.88, 0.01, 0.11], [0.02, 0.46, 0.52]]
-    )
-    np.testing.assert_array_equal(
-        mdp.P[:, 1], [[0.28, 0.68, 0.04], [0.26, 0.33, 0.41], [0.43, 0.35, 0.22]]
-    )
-    np.testing.assert_array_equal(mdp.R[:, 0], [0.13, 0.47, 0.89])
-    np.testing.assert_array_equal(mdp.R[:, 1], [0.18, 0.71, 0.63])
-    assert jm.envs.paper_mdp(dtype=jnp.float32).P.dtype == jnp.float32
-
-
-def test_rigged_counts_match_section_5_1():
-    counts = jm.envs.rigged_counts()
-    assert counts.dtype == jnp.int32 and counts.shape == (3, 2, 3)
-    np.testing.assert_array_equal(counts[:, 0], [[8, 1, 1], [1, 1, 8], [8, 1, 1]])
-    np.testing.assert_array_equal(counts[:, 1], [[1, 1, 8], [8, 1, 1], [1, 1, 8]])
-    assert int(counts.sum()) == 60
-
-
-@pytest.mark.parametrize("S,A", [(1, 1), (40, 2)])
-def test_random_mdp_is_valid_and_seeded(S, A):
-    mdp = jm.envs.random_mdp(jax.random.key(3), S, A)
-    jm.MDP(mdp.P, mdp.R, mdp.mask)  # passes validation
-    assert mdp.P.shape == (S, A, S) and mdp.R.shape == (S, A)
-    assert bool((mdp.P > 0).all())
-    assert bool(((mdp.R >= 0) & (mdp.R < 1)).all())
-    again = jm.envs.random_mdp(jax.random.key(3), S, A)
-    np.testing.assert_array_equal(mdp.P, again.P)
-    other = jm.envs.random_mdp(jax.random.key(4), S, A)
-    assert S * A == 1 or not np.array_equal(mdp.P, other.P)
-
-
-def test_random_mdp_rows_look_dirichlet_uniform():
-    # Under Dirichlet(1, ..., 1) on S = 40 states every marginal is Beta(1, 39).
-    mdp = jm.envs.random_mdp(jax.random.key(0), 40, 2)
-    x = 40 * np.asarray(mdp.P).ravel()  # Beta(1, 39) scaled by S: mean 1, variance 39/41
-    assert abs(x.mean() - 1) < 1e-12  # rows sum to one
-    assert abs(x.var() - 39 / 41) < 0.1
-
-
-@pytest.mark.parametrize("S,A,b", [(10, 3, 1), (10, 3, 4), (10, 3, 10)])
-def test_garnet_support_size(S, A, b):
-    mdp = jm.envs.garnet(jax.random.key(1), S, A, b)
-    jm.MDP(mdp.P, mdp.R, mdp.mask)
-    np.testing.assert_array_equal((mdp.P > 0).sum(-1), np.full((S, A), b))
-
-
-def test_generators_vmap_over_keys():
-    keys = jax.random.split(jax.random.key(0), 4)
-    mdps = jax.vmap(lambda k: jm.envs.garnet(k, 10, 3, 4))(keys)
-    assert isinstance(mdps, jm.MDP) and mdps.P.shape == (4, 10, 3, 10)
-    np.testing.assert_array_equal(mdps.P[2], jm.envs.garnet(keys[2], 10, 3, 4).P)
-
-
-@pytest.mark.parametrize(
-    "kwargs,name", [({"S": 0, "A": 2, "b": 1}, "S"), ({"S": 3, "A": 2, "b": 4}, "b")]
-)
-def test_garnet_bad_sizes(kwargs, name):
-    with pytest.raises(ValueError, match=rf"\b{name}\b"):
-        jm.envs.garnet(jax.random.key(0), **kwargs)
 
 
 # --- MDP.save / MDP.load ----------------------------------------------------------------

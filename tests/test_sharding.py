@@ -9,15 +9,27 @@ rounds over two chunks, and MDP-PS learning Bernoulli rewards with options of it
 replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
 four devices; and the agents reproducing published code (UCRL2 with random ties and a warm
 start, UCRL3, UCRL2B, PSRL; 6 replications). The one-device runs are those that
-test_ucrl.py, test_psrl_imed.py and test_scale.py check (simulated once per process).
+agents/test_ucrl.py, agents/test_psrl.py and agents/test_imed.py check (simulated once per
+process). A batch of MDPs split over four devices equals the one-device batched run.
+
+Also here: replications in cache-sized blocks against one batch, bit for bit, and the
+validation of the ``devices`` argument.
 """
 
+import importlib
 import sys
 import textwrap
 
 import jax
+import jax.numpy as jnp
 import numpy as np
-from shared_runs import SHARED_RUNS, shared_run
+import pytest
+from shared_runs import SHARED_RUNS, run_spec, shared_run
+
+import jaxmdp as jm
+from jaxmdp import _sharding
+
+pytestmark = pytest.mark.xdist_group("shared_runs")
 
 FIELDS = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums",
           "states", "actions"]
@@ -111,3 +123,43 @@ def test_batched_mdps_sharded_equal_one_device(run_on_host_devices, tmp_path):
     assert sharded["pseudo_regret"].shape == (3, 3, 90)
     for field, value in sharded.items():
         np.testing.assert_array_equal(value, getattr(one, field), err_msg=field)
+
+
+def test_blocked_replications_equal_one_batch(monkeypatch):
+    """On CPU, replications run in cache-sized blocks (and a smaller last block): the
+    results are those of one vmapped batch, bit for bit. MDP-PS on a garnet, 7
+    replications, two chunks of records of 2 rounds (tests/shared_runs.py's "ps_garnet",
+    whose one-batch run test_sharding.py also splits over devices)."""
+    simulate_module = importlib.import_module("jaxmdp.simulate")
+    assert SHARED_RUNS["ps_garnet"][3]["replications"] == 7
+    one = shared_run("ps_garnet")  # 7 replications: one batch (they fit in the cache)
+    # Blocks of 3, 3 and a last block of 1.
+    monkeypatch.setattr(simulate_module, "replication_block", lambda *a, **k: 3)
+    blocks = run_spec(SHARED_RUNS["ps_garnet"])
+    for field in ("pseudo_regret", "regret", "counts", "state", "policy", "reward_sums",
+                  "states", "actions"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(blocks, field), field)
+    jax.tree_util.tree_map(np.testing.assert_array_equal, one.agent_state,
+                           blocks.agent_state)
+
+
+def test_replication_block_size(monkeypatch):
+    simulate_module = importlib.import_module("jaxmdp.simulate")
+    carry = {"a": jnp.zeros((10, 1000), jnp.float32), "b": jnp.zeros((10, 250), jnp.int32)}
+    assert simulate_module.replication_block(carry, 10, "cpu") is None  # 5 kB each
+    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 3 * 5000 + 10)
+    assert simulate_module.replication_block(carry, 10, "cpu") == 3
+    assert simulate_module.replication_block(carry, 10, "gpu") is None
+    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 10)
+    assert simulate_module.replication_block(carry, 10, "cpu") == 1
+
+
+def test_devices_argument_is_validated():
+    with pytest.raises(ValueError, match="non-empty"):
+        _sharding.replication_mesh([])
+    with pytest.raises(ValueError, match="jax.Device"):
+        _sharding.replication_mesh(["cpu:0"])
+    with pytest.raises(ValueError, match="planner"):
+        jm.get_agent("ucb", planner="lu")
+    with pytest.raises(ValueError, match="refresh_every"):
+        jm.get_agent("ucb", refresh_every=0)

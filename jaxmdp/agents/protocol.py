@@ -196,5 +196,11 @@ def get_agent(agent: str | Agent, **options) -> Agent:
                              f"{sorted(options)} with the Agent object {agent.name!r}")
         return agent
     if isinstance(agent, str) and agent.lower() in _REGISTRY:
-        return _REGISTRY[agent.lower()](**options)
+        try:
+            return _REGISTRY[agent.lower()](**options)
+        except TypeError as error:  # an option the factory does not have
+            if "unexpected keyword argument" not in str(error):
+                raise
+            raise ValueError(f"agent {agent!r} has no such option: {error}; got options "
+                             f"{sorted(options)}") from None
     raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")

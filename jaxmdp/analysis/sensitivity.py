@@ -255,7 +255,7 @@ def lower_bound_sensitivity(mdp: MDP) -> LowerBoundSensitivity:
     Example:
         >>> import jaxmdp as jm
         >>> sens = jm.lower_bound_sensitivity(jm.envs.make("paper-mdp"))
-        >>> sens.d_P.shape, round(float(sens.d_P[0, 1].sum()), 12)
+        >>> sens.d_P.shape, round(float(sens.d_P[0, 1].sum()), 6) + 0.0  # tangent: rows sum to 0
         ((3, 2, 3), 0.0)
 
     References:
@@ -318,7 +318,7 @@ def gain_sensitivity(mdp: MDP) -> GainSensitivity:
     Example:
         >>> import jaxmdp as jm
         >>> sens = jm.gain_sensitivity(jm.envs.make("paper-mdp"))
-        >>> round(float(sens.d_R.sum()), 12)  # the stationary distribution sums to 1
+        >>> round(float(sens.d_R.sum()), 6)  # the stationary distribution sums to 1
         1.0
     """
     _check_mdp(mdp)

@@ -158,8 +158,9 @@ def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike
 
     Example:
         >>> fn = lambda x, a: (x**3 - a, 3 * x**2)
-        >>> find_root(fn, 1.0, 0.0, 2.0, 2.0, xtol=1e-10).x  # cube root of 2
-        Array(1.2599211, dtype=float32)
+        >>> root = find_root(fn, 1.0, 0.0, 2.0, 2.0, xtol=1e-10).x  # cube root of 2
+        >>> print(f"{float(root):.6f}")
+        1.259921
     """
     x0, lo, hi = jnp.asarray(x0), jnp.asarray(lo), jnp.asarray(hi)
     dtype = jnp.result_type(x0, lo, hi, float)

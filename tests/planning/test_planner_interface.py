@@ -1,10 +1,7 @@
-"""The planning package's interface: planners as (init, update), one Solution and Status,
-the shared joint law and reward check, and the deprecated names kept for one release."""
+"""The planning package's interface (jaxmdp.planning): planners as (init, update), one
+Solution and one Status for every solver."""
 
-import importlib
 import itertools
-import sys
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +10,6 @@ import pytest
 
 import jaxmdp as jm
 from jaxmdp import planning
-from jaxmdp.analysis.lower_bound import bernoulli_joint, check_unit_rewards
 
 
 def _best_gain_by_enumeration(P, R):
@@ -115,85 +111,3 @@ def test_status_values_are_shared_by_every_solver():
     assert [s.name for s in planning.Status] == ["CONVERGED", "MAX_STEPS", "SINGULAR",
                                                  "MULTICHAIN"]
     assert [int(s) for s in planning.Status] == [0, 1, 2, 3]
-
-
-def test_bernoulli_joint_matches_numpy():
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(3), size=2)
-    R = rng.uniform(size=2)
-    v = rng.normal(size=3)
-    joint, values = bernoulli_joint(jnp.asarray(P), jnp.asarray(R), jnp.asarray(v))
-    np.testing.assert_allclose(joint, np.hstack([(1 - R)[:, None] * P, R[:, None] * P]))
-    np.testing.assert_allclose(values, np.r_[v, 1 + v])
-    # joint . values = r + p . v
-    np.testing.assert_allclose(joint @ values, R + P @ v, rtol=1e-12)
-
-
-def test_check_unit_rewards_names_the_first_pair_outside_unit_interval():
-    R = np.array([[0.0, 0.5], [1.2, -0.1]])
-    with pytest.raises(ValueError, match=r"^need \[0, 1\], got R\[1, 0\] = 1.2 \(hint\)$"):
-        check_unit_rewards(R, np.ones((2, 2), bool), "need [0, 1]", " (hint)")
-    # Inadmissible pairs are not checked.
-    check_unit_rewards(R, np.array([[True, True], [False, False]]), "unused")
-
-
-def test_simulate_planner_keyword_is_deprecated_and_forwarded():
-    mdp = jm.envs.make("paper-mdp")
-    with pytest.warns(DeprecationWarning, match="configure the agent instead"):
-        old = jm.simulate(mdp, "ucb", 30, 2, seed=1, planner="full", refresh_every=5,
-                          progress=False)
-    new = jm.simulate(mdp, jm.get_agent("ucb", planner="full", refresh_every=5), 30, 2,
-                      seed=1, progress=False)
-    np.testing.assert_array_equal(old.pseudo_regret, new.pseudo_regret)
-    with pytest.raises(TypeError, match="unexpected keyword arguments"):
-        jm.simulate(mdp, "ucb", 30, 2, planer="full", progress=False)
-
-
-@pytest.mark.parametrize("module", ["jaxmdp.incremental", "jaxmdp.estimators",
-                                    "jaxmdp.sensitivity", "jaxmdp.examples",
-                                    "jaxmdp.agents.planner"])
-def test_old_modules_are_deprecated_aliases(module):
-    sys.modules.pop(module, None)
-    with pytest.warns(DeprecationWarning, match=f"{module} is deprecated"):
-        importlib.import_module(module)
-
-
-def test_old_evi_module_warns_on_use_and_keeps_jm_evi_the_function():
-    import jaxmdp.evi  # noqa: F401
-
-    assert callable(jm.evi) and jm.evi is planning.evi
-    with pytest.warns(DeprecationWarning, match="jaxmdp.evi is deprecated"):
-        from jaxmdp.evi import evi
-    assert evi is planning.evi
-
-
-def test_old_public_names_still_work():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from jaxmdp.evi import EVIResult, EVIStatus
-        from jaxmdp.planning import PlanningSolution, gaps
-
-    assert jm.PlanningSolution is jm.EVIResult is EVIResult is PlanningSolution
-    assert jm.PlanningStatus is jm.EVIStatus is EVIStatus is planning.Status
-    mdp = jm.envs.make("paper-mdp")
-    np.testing.assert_array_equal(gaps(mdp), jm.gaps(mdp))
-    assert jm.examples.paper_mdp is jm.envs.paper_mdp
-
-
-def test_env_spec_initial_round_is_the_first_played_round():
-    mdp = jm.envs.make("paper-mdp")
-    seen = []
-
-    def init(key, spec, config):
-        seen.append(spec.initial_round)
-        return ()
-
-    def step(key, state, obs, spec, config):
-        return jnp.int32(0), state
-
-    agent = jm.Agent("first-action", init, step)
-    counts = np.zeros((3, 2, 3), int)
-    counts[0, 0, 1] = 4
-    jm.simulate(mdp, agent, 3, 1, initial_counts=counts, progress=False)
-    jm.simulate(mdp, agent, 3, 1, progress=False)
-    assert seen == [5, 1]

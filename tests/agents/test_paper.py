@@ -12,13 +12,15 @@ import jaxmdp as jm
 from jaxmdp.agents import paper
 from jaxmdp.random import gamma as _gamma
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("paper_agents")
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
 RULES = {"ucb": paper.ucb_select_action, "dmed": paper.dmed_select_action,
          "olp": paper.olp_select_action, "ps": paper.ps_select_action}
-GAMMA_DRAWS = 24000  # one compiled gamma program for the sampler and MDP-PS tests
+PS_DRAWS = 4000  # posterior draws in the MDP-PS frequency test
 
 
 @jax.jit
@@ -202,14 +204,14 @@ def test_dmed_explores_undersampled_challenger():
 def test_ps_choice_frequencies_match_numpy_reference():
     """MDP-PS: the probability of each action matches Dirichlet(N+1) draws in NumPy.
 
-    The Dirichlet draws come from the same gamma sampler (and compiled program) as
-    ``test_gamma_sampler_matches_scipy_distribution``; the index and argmax are MDP-PS's.
+    The Dirichlet draws come from the agents' gamma sampler (checked against scipy in
+    tests/test_random.py); the index and argmax are MDP-PS's.
     """
     counts = np.array([[[3, 5, 2], [4, 1, 6]], [[2, 2, 2], [1, 3, 2]],
                        [[5, 1, 1], [2, 2, 3]]], np.int32)
     mdp = jm.envs.paper_mdp()
     est = jm.estimate(counts, mdp)
-    n = GAMMA_DRAWS // 6
+    n = PS_DRAWS
     alpha = np.tile((counts[0] + 1.0).ravel(), n)
     weights = np.asarray(_gamma_batch(jax.random.key(7), jnp.asarray(alpha)))
     q = weights.reshape(n, 2, 3)
@@ -234,54 +236,6 @@ def test_ps_concentrated_posterior_plays_estimated_best():
     best = int(jnp.argmax(est.mdp.R[0] + est.mdp.P[0] @ est.bias))
     for key in range(5):
         assert _decisions(counts, 10**7, 0, key=key)["ps"] == best
-
-
-@pytest.mark.parametrize("shape", [1.0, 2.5, 40.0])
-def test_gamma_sampler_matches_scipy_distribution(shape):
-    """The Marsaglia–Tsang sampler behind MDP-PS draws from Gamma(shape, 1)."""
-    from scipy import stats
-
-    # float64 (not weak-typed), as in the MDP-PS test: the same compiled program.
-    draws = _gamma_batch(jax.random.key(3), jnp.full((GAMMA_DRAWS,), shape, jnp.float64))
-    assert np.all(np.asarray(draws) > 0)
-    # Fixed seed: a deterministic check that would fail for a wrong sampler.
-    assert stats.kstest(np.asarray(draws), stats.gamma(shape).cdf).pvalue > 1e-3
-    np.testing.assert_allclose(np.mean(draws), shape,
-                               rtol=4 / np.sqrt(GAMMA_DRAWS * shape))
-
-
-def test_gamma_sampler_small_odd_batches_under_vmap():
-    """Seven draws per key (odd: one Box–Muller pair is cut; fewer than the redraw batch),
-    vmapped over keys as in the agents, shapes mixing exactly 1 (drawn as Exp(1)) with
-    others (Marsaglia–Tsang): each element's Gamma marginal, independent elements (the
-    two normals of one Box–Muller pair go to elements i and i + 4)."""
-    from scipy import stats
-
-    shapes = np.array([2.5, 1.0, 1.3, 7.0, 4.0, 1.0, 2.0])
-    keys = jax.random.split(jax.random.key(5), 4000)
-    draws = np.asarray(jax.jit(jax.vmap(_gamma))(keys, jnp.tile(jnp.asarray(shapes), (4000, 1))))
-    assert np.all(draws > 0)
-    for j, shape in enumerate(shapes):
-        assert stats.kstest(draws[:, j], stats.gamma(shape).cdf).pvalue > 1e-3
-    for i, j in [(0, 4), (2, 6), (1, 5), (0, 1), (3, 5)]:
-        assert abs(np.corrcoef(draws[:, i], draws[:, j])[0, 1]) < 4 / np.sqrt(4000)
-
-
-@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
-def test_gamma_sampler_shape_one_is_exponential_without_rejection(dtype):
-    """Shape exactly 1: Exp(1) draws (KS against scipy), finite and positive in float32 and
-    float64, beside shapes just above 1, which still go through Marsaglia–Tsang."""
-    from scipy import stats
-
-    shapes = jnp.tile(jnp.asarray([1.0, 1.0 + 1e-6], dtype), GAMMA_DRAWS // 2)
-    raw = _gamma_batch(jax.random.key(11), shapes)
-    assert raw.dtype == dtype
-    draws = np.asarray(raw, np.float64)
-    assert np.all(np.isfinite(draws)) and np.all(draws > 0)
-    for j, shape in enumerate([1.0, 1.0 + 1e-6]):
-        assert stats.kstest(draws[j::2], stats.expon.cdf).pvalue > 1e-3, shape
-    # The two streams are different draws (the Exp(1) path is not the MT path).
-    assert abs(np.corrcoef(draws[0::2], draws[1::2])[0, 1]) < 4 / np.sqrt(GAMMA_DRAWS // 2)
 
 
 @jax.jit

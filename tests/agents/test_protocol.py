@@ -14,7 +14,9 @@ import jaxmdp as jm
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
-DATA = Path(__file__).resolve().parent / "data" / "regression_3fc08ff.npz"
+pytestmark = pytest.mark.xdist_group("paper_agents")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "regression_3fc08ff.npz"
 
 
 # --- A small agent with its own state and its own planner, defined here --------------------
@@ -347,3 +349,28 @@ def test_learned_reward_lower_bound_against_scipy():
     assert bound.constant > jm.regret_lower_bound(mdp).constant
     with pytest.raises(ValueError, match="known_rewards must be a bool"):
         jm.regret_lower_bound(mdp, known_rewards="no")
+
+
+def test_env_spec_initial_round_is_the_first_played_round():
+    mdp = jm.envs.make("paper-mdp")
+    seen = []
+
+    def init(key, spec, config):
+        seen.append(spec.initial_round)
+        return ()
+
+    def step(key, state, obs, spec, config):
+        return jnp.int32(0), state
+
+    agent = jm.Agent("first-action", init, step)
+    counts = np.zeros((3, 2, 3), int)
+    counts[0, 0, 1] = 4
+    jm.simulate(mdp, agent, 3, 1, initial_counts=counts, progress=False)
+    jm.simulate(mdp, agent, 3, 1, progress=False)
+    assert seen == [5, 1]
+
+
+@pytest.mark.parametrize("name", jm.agent_names())
+def test_an_unknown_option_raises_value_error_naming_it(name):
+    with pytest.raises(ValueError, match="no_such_option"):
+        jm.get_agent(name, no_such_option=1)

@@ -19,7 +19,7 @@ from jaxmdp.planning.evi import (
     near_optimistic_support,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_baselines25 as nb  # noqa: E402
 
 

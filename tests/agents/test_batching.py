@@ -1,11 +1,12 @@
-"""cond_any: lax.cond for one replication; under vmap the costly branch is skipped for the
-whole batch when no replication needs it."""
+"""cond_any and cond_compact: lax.cond for one replication; under vmap the costly branch is
+skipped for the whole batch when no replication needs it, and cond_compact runs it on the
+rows that need it only."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmdp.agents.batching import cond_any
+from jaxmdp.agents.batching import cond_any, cond_compact
 
 
 def _counting(calls):
@@ -80,3 +81,46 @@ def test_cond_chunked_plans_only_needed_rows_in_passes():
     np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
     jax.effects_barrier()
     assert not calls  # no element needed it: the costly branch never ran
+
+
+def test_cond_compact_skips_and_matches_lax_cond():
+    calls = []
+
+    def costly(x, y):
+        jax.debug.callback(lambda: calls.append(1))
+        return x * 2.0 + y
+
+    f = jax.jit(jax.vmap(lambda p, x, y: cond_compact(p, costly, lambda x, y: x, x, y,
+                                                      buckets=(2,)), in_axes=(0, 0, None)))
+    x = jnp.arange(8.0)
+    pred = jnp.array([True, False, True, True, False, True, True, False])
+    out = f(pred, x, 1.0)
+    np.testing.assert_array_equal(out, np.where(pred, 2 * x + 1, x))
+    jax.block_until_ready(out)
+    assert calls
+    calls.clear()
+    np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
+    assert not calls  # no element needed it: the costly branch never ran
+
+
+def test_cond_compact_under_vmap_runs_only_needed_rows():
+    calls = []
+
+    def true_fn(x, y):
+        jax.debug.callback(lambda n: calls.append(int(n)), x.shape[0] if x.ndim else 1)
+        return x + y, y
+
+    f = jax.jit(jax.vmap(lambda p, x: cond_compact(p, true_fn, lambda x, y: (x, y), x, 10.0,
+                                                   buckets=(1,))))
+    x = jnp.arange(5.0)
+    out, _ = f(jnp.array([False, True, False, False, False]), x)
+    np.testing.assert_array_equal(out, [0.0, 11.0, 2.0, 3.0, 4.0])
+    out, _ = f(jnp.array([True, True, True, False, True]), x)  # more than 1: all rows
+    np.testing.assert_array_equal(out, [10.0, 11.0, 12.0, 3.0, 14.0])
+    jax.effects_barrier()
+    calls.clear()
+    out, _ = f(jnp.zeros(5, bool), x)
+    jax.block_until_ready(out)
+    jax.effects_barrier()
+    np.testing.assert_array_equal(out, x)
+    assert not calls

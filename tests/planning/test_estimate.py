@@ -11,7 +11,7 @@ import pytest
 import jaxmdp as jm
 from jaxmdp.planning.estimate import estimated_mdp, good_actions, transition_estimate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
 

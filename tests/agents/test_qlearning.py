@@ -13,7 +13,7 @@ import pytest
 import jaxmdp as jm
 from jaxmdp.agents.qlearning import QState, q_update, theory_horizon
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy_baselines25 as ref  # noqa: E402
 

@@ -12,11 +12,12 @@ import pytest
 from shared_runs import SHARED_RUNS, shared_run
 
 import jaxmdp as jm
-from jaxmdp.agents.batching import cond_compact
 from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
 from jaxmdp.simulate import env_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.xdist_group("shared_runs")
+
+ROOT = Path(__file__).resolve().parents[2]
 HORIZON, REPLICATIONS = 2000, 16
 for _name in ("ucrl2", "kl_ucrl"):  # the shared runs below: chunk_size=HORIZON, paths
     assert SHARED_RUNS[_name][:3] == ("riverswim-6", _name, {})
@@ -129,26 +130,3 @@ def test_compact_planning_equals_plain_cond(runs, cond):
     np.testing.assert_array_equal(other.actions, runs["ucrl2"].actions[:, :horizon])
     np.testing.assert_array_equal(other.pseudo_regret,
                                   runs["ucrl2"].pseudo_regret[:, :horizon])
-
-
-def test_cond_compact_under_vmap_runs_only_needed_rows():
-    calls = []
-
-    def true_fn(x, y):
-        jax.debug.callback(lambda n: calls.append(int(n)), x.shape[0] if x.ndim else 1)
-        return x + y, y
-
-    f = jax.jit(jax.vmap(lambda p, x: cond_compact(p, true_fn, lambda x, y: (x, y), x, 10.0,
-                                                   buckets=(1,))))
-    x = jnp.arange(5.0)
-    out, _ = f(jnp.array([False, True, False, False, False]), x)
-    np.testing.assert_array_equal(out, [0.0, 11.0, 2.0, 3.0, 4.0])
-    out, _ = f(jnp.array([True, True, True, False, True]), x)  # more than 1: all rows
-    np.testing.assert_array_equal(out, [10.0, 11.0, 12.0, 3.0, 14.0])
-    jax.effects_barrier()
-    calls.clear()
-    out, _ = f(jnp.zeros(5, bool), x)
-    jax.block_until_ready(out)
-    jax.effects_barrier()
-    np.testing.assert_array_equal(out, x)
-    assert not calls

@@ -1,29 +1,19 @@
-"""Tests for the scaling machinery: incremental planning and replication blocks.
-
-* :mod:`jaxmdp.planning.incremental` against :func:`jaxmdp.estimate` (a full LU re-solve
-  every round), along a trajectory in which the estimated MDP changes one count per round and
-  the policy switches: same policy at every round, same gain and bias to rounding.
-* Replications in cache-sized blocks against one batch, bit for bit.
-* Sharding over devices: tests/test_sharding.py (on 4 forced host devices, against one
-  device, bit for bit, with replication counts that do not divide evenly).
+"""Tests for :mod:`jaxmdp.planning.incremental` against :func:`jaxmdp.estimate` (a full LU
+re-solve every round), along a trajectory in which the estimated MDP changes one count per
+round and the policy switches: same policy at every round, same gain and bias to rounding;
+the row updates, the changed-pair hint, and a start from a stale state.
 """
 
 import functools
-import importlib
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
-from jaxmdp import _sharding
 from jaxmdp.planning import incremental
 from jaxmdp.planning.estimate import estimate, estimated_mdp
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @functools.partial(jax.jit, static_argnames="horizon")
@@ -144,35 +134,6 @@ def test_changed_pair_hint_gives_the_general_update():
         np.testing.assert_array_equal(u, v)
 
 
-def test_blocked_replications_equal_one_batch(monkeypatch):
-    """On CPU, replications run in cache-sized blocks (and a smaller last block): the
-    results are those of one vmapped batch, bit for bit. MDP-PS on a garnet, 7
-    replications, two chunks of records of 2 rounds (tests/shared_runs.py's "ps_garnet",
-    whose one-batch run test_sharding.py also splits over devices)."""
-    simulate_module = importlib.import_module("jaxmdp.simulate")
-    assert SHARED_RUNS["ps_garnet"][3]["replications"] == 7
-    one = shared_run("ps_garnet")  # 7 replications: one batch (they fit in the cache)
-    # Blocks of 3, 3 and a last block of 1.
-    monkeypatch.setattr(simulate_module, "replication_block", lambda *a: 3)
-    blocks = run_spec(SHARED_RUNS["ps_garnet"])
-    for field in ("pseudo_regret", "regret", "counts", "state", "policy", "reward_sums",
-                  "states", "actions"):
-        np.testing.assert_array_equal(getattr(one, field), getattr(blocks, field), field)
-    jax.tree_util.tree_map(np.testing.assert_array_equal, one.agent_state,
-                           blocks.agent_state)
-
-
-def test_replication_block_size(monkeypatch):
-    simulate_module = importlib.import_module("jaxmdp.simulate")
-    carry = {"a": jnp.zeros((10, 1000), jnp.float32), "b": jnp.zeros((10, 250), jnp.int32)}
-    assert simulate_module.replication_block(carry, 10, "cpu") is None  # 5 kB each
-    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 3 * 5000 + 10)
-    assert simulate_module.replication_block(carry, 10, "cpu") == 3
-    assert simulate_module.replication_block(carry, 10, "gpu") is None
-    monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 10)
-    assert simulate_module.replication_block(carry, 10, "cpu") == 1
-
-
 def test_incremental_policy_iteration_from_scratch_state_and_refresh():
     # From a stale state for another policy and another MDP: rows are re-synchronised.
     mdp = jm.envs.garnet(jax.random.key(0), 9, 3, 9)
@@ -189,14 +150,3 @@ def test_incremental_policy_iteration_from_scratch_state_and_refresh():
         np.testing.assert_allclose(sol.bias, reference.bias, atol=1e-11)
         rows = jnp.take_along_axis(mdp.P, sol.policy[:, None, None], axis=1)[:, 0]
         np.testing.assert_array_equal(state.rows, rows)
-
-
-def test_devices_argument_is_validated():
-    with pytest.raises(ValueError, match="non-empty"):
-        _sharding.replication_mesh([])
-    with pytest.raises(ValueError, match="jax.Device"):
-        _sharding.replication_mesh(["cpu:0"])
-    with pytest.raises(ValueError, match="planner"):
-        jm.get_agent("ucb", planner="lu")
-    with pytest.raises(ValueError, match="refresh_every"):
-        jm.get_agent("ucb", refresh_every=0)

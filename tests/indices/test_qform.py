@@ -26,7 +26,7 @@ from jaxmdp.indices.qform import (
     l1_ucb_lp,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-4
 
 

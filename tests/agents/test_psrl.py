@@ -1,6 +1,6 @@
-"""TSDE and IMED-RL: the episode rule, the index, the batching paths, regret against the
-NumPy loops of benchmarks/numpy_psrl_imed.py. (Sharding: tests/test_sharding.py, on the
-runs of tests/shared_runs.py checked here.)"""
+"""TSDE (jaxmdp.agents.psrl): the episode rule, the sampled plan, the batching paths,
+regret against the NumPy loop of benchmarks/numpy_psrl_imed.py. (Sharding:
+tests/test_sharding.py, on the runs of tests/shared_runs.py checked here.)"""
 
 import functools
 import math
@@ -14,20 +14,18 @@ import pytest
 from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
-from jaxmdp.agents.batching import cond_compact
-from jaxmdp.agents.imed import imed_index, imed_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import numpy_psrl_imed as ref  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("shared_runs")
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 
-# Mean final pseudo-regret of the NumPy loops on riverswim-6, learned rewards, with its
+# Mean final pseudo-regret of the NumPy loop on riverswim-6, learned rewards, with its
 # standard error. Produced by
 #   python benchmarks/numpy_psrl_imed.py --agent tsde --horizon 400 --replications 1000
-#   python benchmarks/numpy_psrl_imed.py --agent imed_rl --horizon 300 --replications 400
-NUMPY_REFERENCE = {"tsde": (400, 162.313, 1.607), "imed_rl": (300, 141.637, 1.986)}
+NUMPY_REFERENCE = {"tsde": (400, 162.313, 1.607)}
 
 
 def _replay_tsde(states, actions, S, A):
@@ -45,14 +43,9 @@ def _replay_tsde(states, actions, S, A):
 
 @functools.cache
 def _run(agent, replications):
-    """The regret tests' runs, kept for the tests that share them (one compile each);
-    IMED-RL's is tests/shared_runs.py's (also sharded in test_sharding.py)."""
+    """The regret test's run, kept for the tests that share it (one compile)."""
     horizon = NUMPY_REFERENCE[agent][0]
     kwargs = dict(horizon=horizon, replications=replications, seed=11, record_path=True)
-    if agent == "imed_rl":
-        assert SHARED_RUNS["imed_rl"][:3] == ("riverswim-6", "imed_rl", {})
-        assert SHARED_RUNS["imed_rl"][3] == kwargs
-        return shared_run("imed_rl")
     return jm.simulate(RIVERSWIM, agent, progress=False, **kwargs)
 
 
@@ -153,56 +146,8 @@ def test_tsde_batching_paths_give_the_same_run():
         np.testing.assert_array_equal(other.agent_state.episodes, runs[0].agent_state.episodes)
 
 
-def test_cond_compact_skips_and_matches_lax_cond():
-    calls = []
-
-    def costly(x, y):
-        jax.debug.callback(lambda: calls.append(1))
-        return x * 2.0 + y
-
-    f = jax.jit(jax.vmap(lambda p, x, y: cond_compact(p, costly, lambda x, y: x, x, y,
-                                                      buckets=(2,)), in_axes=(0, 0, None)))
-    x = jnp.arange(8.0)
-    pred = jnp.array([True, False, True, True, False, True, True, False])
-    out = f(pred, x, 1.0)
-    np.testing.assert_array_equal(out, np.where(pred, 2 * x + 1, x))
-    jax.block_until_ready(out)
-    assert calls
-    calls.clear()
-    np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
-    assert not calls  # no element needed it: the costly branch never ran
-
-
-@pytest.mark.parametrize("known_rewards", [False, True])
-def test_imed_index_against_numpy(known_rewards):
-    counts = np.zeros((6, 2, 6), np.int32)
-    counts[2, 0, [1, 2]] = [3, 1]
-    counts[2, 1, [1, 2, 3]] = [2, 9, 4]
-    counts[3, 1, [3, 4]] = [5, 2]
-    sums = np.zeros((6, 2))
-    sums[2] = [0.0, 5.0]
-    mask = np.ones((6, 2), bool)
-    R = np.asarray(RIVERSWIM.R)
-    p_hat, r_hat, skeleton, n = imed_model(jnp.asarray(counts), jnp.asarray(sums),
-                                           jnp.asarray(R), jnp.asarray(mask),
-                                           known_rewards=known_rewards)
-    assert skeleton[2].tolist() == [False, True]  # 4 < ln(15)^2 = 7.3 <= 15
-    assert skeleton[0].tolist() == [True, True]  # never visited: every action
-    bias = jnp.array([0.0, 0.3, 0.5, 1.2, 2.0, 3.0])
-    level = float(r_hat[2, 1] + p_hat[2, 1] @ bias)
-    index = imed_index(p_hat[2], r_hat[2], n[2], bias, level, known_rewards)
-    expected = [ref.imed_index(float(n[2, a]), sums[2, a], counts[2, a].astype(float),
-                               np.asarray(bias), level,
-                               known_reward=R[2, a] if known_rewards else None)
-                for a in range(2)]
-    np.testing.assert_allclose(index, expected, rtol=1e-9)
-    assert float(index[1]) == pytest.approx(math.log(15))  # the leader: K = 0
-    untried = imed_index(p_hat[0], r_hat[0], n[0], bias, level, known_rewards)
-    assert np.all(np.isneginf(untried))
-
-
-@pytest.mark.parametrize("agent,replications", [("tsde", 128), ("imed_rl", 64)])
-def test_mean_regret_matches_numpy_loop(agent, replications):
+def test_mean_regret_matches_numpy_loop():
+    agent, replications = "tsde", 128
     _, mean, se = NUMPY_REFERENCE[agent]
     traj = _run(agent, replications)
     final = np.asarray(traj.pseudo_regret[:, -1])
@@ -214,8 +159,3 @@ def test_mean_regret_matches_numpy_loop(agent, replications):
 def test_options_are_validated():
     with pytest.raises(ValueError, match="batching"):
         jm.get_agent("tsde", batching="vmap")
-    with pytest.raises(ValueError, match="known_rewards"):
-        jm.get_agent("imed_rl", known_rewards="no")
-    with pytest.raises(ValueError, match="gaussian"):
-        jm.simulate(RIVERSWIM.with_reward_law("gaussian", 0.5), "imed_rl", 5, 2,
-                    progress=False)
