@@ -4,6 +4,12 @@
 import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The suite runs without JAX's persistent compilation cache (tests/test_cache.py turns it on
+# in the subprocesses it checks): its measured times are cold compiles, and twice, with the
+# cache on, an xdist worker aborted inside jaxlib while serialising an executable for the
+# cache (compilation_cache.put_executable_and_time -> executable.serialize()), a crash not
+# reproduced in a single process. JAXMDP_NO_COMPILE_CACHE=0 runs the suite with the cache.
+os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "1")
 
 import jax  # noqa: E402
 
