@@ -8,8 +8,9 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import _deprecation, analysis, envs, planning
+from jaxmdp import analysis, envs, planning
 from jaxmdp import evi as _evi_alias  # noqa: F401  (loaded first: jaxmdp.evi is the function)
+from jaxmdp._deprecation import moved_names
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
@@ -117,4 +118,5 @@ __all__ = [
 
 # jaxmdp.examples is a deprecated alias of jaxmdp.envs, imported (and warned about) on
 # first use.
-__getattr__ = _deprecation.moved_names("jaxmdp", {"examples": ("jaxmdp.examples", None)})
+__getattr__ = moved_names("jaxmdp", {"examples": ("jaxmdp.examples", None)})
+del moved_names

@@ -224,9 +224,9 @@ def main(argv=None) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    from jaxmdp import _cache
+    from jaxmdp._cache import enable_compilation_cache
 
-    _cache.enable_compilation_cache()
+    enable_compilation_cache()
     table = compute_table()
     out = args.out if args.out is not None else table_path()
     out.write_text(json.dumps(table, indent=1) + "\n")

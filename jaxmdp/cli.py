@@ -160,11 +160,11 @@ def run(args) -> int:
     """``jaxmdp run``: returns the exit code."""
     import jax
 
-    from jaxmdp import _cache
+    import jaxmdp._cache as cache_module
 
     if args.no_compile_cache:
-        _cache.disable_compilation_cache()
-    _cache.enable_compilation_cache()
+        cache_module.disable_compilation_cache()
+    cache_module.enable_compilation_cache()
     jax.config.update("jax_enable_x64", args.x64)
     import jaxmdp as jm
     from jaxmdp import plotting, runner
@@ -216,12 +216,12 @@ def envs() -> int:
 
     jax.config.update("jax_enable_x64", True)
     import jaxmdp as jm
-    from jaxmdp import _envs_table
+    import jaxmdp._envs_table as envs_table
 
     names = jm.envs.names()
-    print(_envs_table.format_header())
-    for name, row in zip(names, _envs_table.rows(names)):
-        print(_envs_table.format_row(row, jm.envs.ENVIRONMENTS[name]))
+    print(envs_table.format_header())
+    for name, row in zip(names, envs_table.rows(names)):
+        print(envs_table.format_row(row, jm.envs.ENVIRONMENTS[name]))
     return 0
 
 
@@ -239,18 +239,18 @@ def agents() -> int:
 
 def cache(args) -> int:
     """``jaxmdp cache [--clear]``: the compilation cache's location, state and size."""
-    from jaxmdp import _cache
+    import jaxmdp._cache as cache_module
 
     if args.clear:
-        info = _cache.clear_compilation_cache()
+        info = cache_module.clear_compilation_cache()
         print(f"deleted {info.entries} compiled programs ({info.size_bytes / 1e6:.1f} MB) "
               f"from {info.path}")
         return 0
     import jax
 
-    info = _cache.compilation_cache_info()
-    if _cache.is_disabled():
-        state = f"off ({_cache.DISABLE_VARIABLE} is set)"
+    info = cache_module.compilation_cache_info()
+    if cache_module.is_disabled():
+        state = f"off ({cache_module.DISABLE_VARIABLE} is set)"
     elif not jax.config.jax_enable_compilation_cache:
         state = "off (jax_enable_compilation_cache is False)"
     else:

@@ -38,7 +38,8 @@ import numpy as np
 from jax import lax
 from jax.extend.random import threefry_2x32
 
-from jaxmdp import _cache, _sharding
+import jaxmdp._sharding as sharding
+from jaxmdp._cache import enable_compilation_cache
 from jaxmdp._progress import Progress
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
 from jaxmdp.analysis.lower_bound import gains_and_gaps, gaps
@@ -315,7 +316,7 @@ def _run_chunk(carry: _Carry, instance, mdp: MDP, gain, delta, t0, start, *, age
         return _blocked(jax.vmap(trajectory), carry, block, instance)
 
     if mesh is not None:
-        chunk = _sharding.shard_map(chunk, mesh, batched=(True, True, False, False, False,
+        chunk = sharding.shard_map(chunk, mesh, batched=(True, True, False, False, False,
                                                           False, False))
     return chunk(carry, instance, mdp, gain, delta, t0, start)
 
@@ -541,7 +542,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         >>> bool(np.array_equal(batch.regret[3], one.regret))
         True
     """
-    _cache.enable_compilation_cache()  # on by default; a user's own configuration wins
+    enable_compilation_cache()  # on by default; a user's own configuration wins
     agent = _agent_with_options(agent, deprecated)
     mdp, instances = _instances(mdp)
     horizon, replications, record_every, chunk_size = _validate(
@@ -550,7 +551,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
                                  None if instances is None else i)
               for i, m in enumerate(instances or [mdp])]
     counts0 = starts[0][0]
-    mesh = _sharding.replication_mesh(devices)
+    mesh = sharding.replication_mesh(devices)
     gain, delta = _solve_instances(mdp, instances)
     initial_round = int(counts0.sum()) + 1
     rows = replications * (1 if instances is None else len(instances))
@@ -737,10 +738,10 @@ def _place(batched, shared, mesh, devices, replications: int, row_bytes: int = 0
     or on the one device. Returns ``(batched, shared, mesh or None, block)`` with
     ``block`` the replications per vmapped call (``None``: all of them at once)."""
     if mesh.size > 1 or jax.process_count() > 1:
-        padded = _sharding.padded_size(replications, mesh)
-        batched = _sharding.shard(_sharding.pad_replications(batched, replications, padded),
+        padded = sharding.padded_size(replications, mesh)
+        batched = sharding.shard(sharding.pad_replications(batched, replications, padded),
                                   mesh)
-        shared = _sharding.replicate(shared, mesh)
+        shared = sharding.replicate(shared, mesh)
     else:
         mesh = None
         if devices is not None:
@@ -793,7 +794,7 @@ def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_ev
               record_path: bool, total_records: int, dtype) -> Trajectories:
     """Gathers the chunks' records into :class:`Trajectories`, dropping any padding."""
     empty = jnp.zeros((replications, 0), dtype=dtype)
-    pseudo, regret, paths, carry = _sharding.gather((pseudo, regret, paths, carry))
+    pseudo, regret, paths, carry = sharding.gather((pseudo, regret, paths, carry))
     states = actions = None
     if record_path:
         # Each chunk's path is [replications, records, record_every] (or [replications,

@@ -199,7 +199,9 @@ def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys, monkeyp
     # compiled while it is set).
     monkeypatch.delenv(_cache.DISABLE_VARIABLE, raising=False)
     before = jax.config.jax_compilation_cache_dir
+    enabled = jax.config.jax_enable_compilation_cache  # off in the suite (tests/conftest.py)
     jax.config.update("jax_compilation_cache_dir", str(copy))
+    jax.config.update("jax_enable_compilation_cache", True)
     try:
         assert cli.main(["cache"]) == 0
         out = capsys.readouterr().out
@@ -207,6 +209,7 @@ def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys, monkeyp
         cleared = capsys.readouterr().out
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+        jax.config.update("jax_enable_compilation_cache", enabled)
     assert f"compilation cache: {copy}\nstate: on\n" in out
     assert f"entries: {entries} compiled programs, {size / 1e6:.1f} MB" in out
     assert f"deleted {entries} compiled programs" in cleared
