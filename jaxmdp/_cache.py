@@ -140,13 +140,18 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
         The directory JAX's cache uses from now on, or None when it stays off.
 
     Example:
-        >>> import jax
+        >>> import os, jax
+        >>> from unittest import mock
         >>> from jaxmdp import _cache
-        >>> before = jax.config.jax_compilation_cache_dir
+        >>> saved = (jax.config.jax_compilation_cache_dir,
+        ...          jax.config.jax_enable_compilation_cache)
         >>> jax.config.update("jax_compilation_cache_dir", "/tmp/my-jax-cache")
-        >>> str(_cache.enable_compilation_cache())
+        >>> jax.config.update("jax_enable_compilation_cache", True)
+        >>> with mock.patch.dict(os.environ, {"JAXMDP_NO_COMPILE_CACHE": "0"}):
+        ...     str(_cache.enable_compilation_cache())
         '/tmp/my-jax-cache'
-        >>> jax.config.update("jax_compilation_cache_dir", before)
+        >>> jax.config.update("jax_compilation_cache_dir", saved[0])
+        >>> jax.config.update("jax_enable_compilation_cache", saved[1])
     """
     import jax
 
