@@ -67,7 +67,9 @@ def test_walk_finds_the_package_modules():
     ],
 )
 def test_docstring_examples_run(name):
-    assert jax.config.jax_enable_x64  # float64, as tests/conftest.py sets
+    # float64, as tests/conftest.py sets (a test run earlier on this worker may have left
+    # jax_enable_x64 off: set it again rather than depend on the order of the tests).
+    jax.config.update("jax_enable_x64", True)
     module = importlib.import_module(name)
     runner = doctest.DocTestRunner(
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False
