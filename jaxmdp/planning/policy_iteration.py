@@ -8,7 +8,7 @@ Solves the optimality equations of Cowan, Katehakis & Pirutinsky (2019), eq. (1)
     \qquad v_0 = 0,
 
 by policy iteration inside ``lax.while_loop``. The gaps and the regret lower bound derived
-from the solution are in :mod:`jaxmdp.analysis.lower_bound`.
+from the solution are in ``jaxmdp.analysis.lower_bound``.
 
 Everything is written for one MDP and batches with ``vmap``. Gain and bias are
 differentiable in ``P`` and ``R`` at the (fixed) optimal policy by implicit
