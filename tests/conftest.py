@@ -4,17 +4,38 @@
 import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
-# The suite runs without JAX's persistent compilation cache (tests/test_cache.py turns it on
-# in the subprocesses it checks), so that its times are those of cold compiles.
-# JAXMDP_NO_COMPILE_CACHE=0 runs it with the cache.
-os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "1")
+import tempfile  # noqa: E402
+
+# The suite shares one persistent compilation cache between its xdist workers and the
+# subprocesses they start: a fresh, empty directory for each run (the first process's
+# conftest creates it, and the workers inherit the variable), so that a program compiled
+# by one module or worker is loaded, not compiled again, by every other that needs it,
+# and a run never reads programs from an earlier one. JAXMDP_TEST_COMPILE_CACHE=0 runs the
+# suite without it. (tests/test_cache.py checks jaxmdp's own cache in subprocesses with
+# directories of their own.)
+_SUITE_CACHE = os.environ.get("JAXMDP_TEST_COMPILE_CACHE", "1") != "0"
+if _SUITE_CACHE and "JAXMDP_TEST_CACHE_DIR" not in os.environ:
+    os.environ["JAXMDP_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxmdp-tests-cache-")
+    _OWNS_CACHE_DIR = True
+else:
+    _OWNS_CACHE_DIR = False
 
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
+if _SUITE_CACHE:
+    # A configured directory of the user's own: jaxmdp.simulate leaves it as it is.
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["JAXMDP_TEST_CACHE_DIR"]
+    os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "0")
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAXMDP_TEST_CACHE_DIR"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+else:
+    os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "1")
 
 
 import gc  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -52,16 +73,38 @@ def run_on_host_devices():
     return run
 
 
+def _memory_mappings() -> int:
+    """How many memory mappings this process holds (0 where /proc cannot tell)."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return sum(1 for _ in maps)
+    except OSError:
+        return 0
+
+
+#: Mappings past which compiled programs are freed between modules (see below).
+MAX_MAPPINGS = 30_000
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     # Each compiled XLA:CPU program holds a few memory mappings (about 3.4 each) until it is
     # freed, and a long xdist worker that keeps every program alive reaches the kernel's
-    # vm.max_map_count (65,530) and dies inside LLVM ("Fatal Python error: Aborted" or a
-    # segmentation fault in backend_compile_and_load). Programs are freed between modules;
-    # a module's own tests still share theirs.
+    # vm.max_map_count (65,530 by default) and dies inside LLVM ("Fatal Python error:
+    # Aborted" or a segmentation fault in backend_compile_and_load). Between modules, once
+    # the process holds more than MAX_MAPPINGS mappings (or wherever /proc/self/maps cannot
+    # be read), the programs are freed; until then later modules reuse them.
     if nextitem is None or nextitem.module is not item.module:
-        jax.clear_caches()
-        gc.collect()
+        mappings = _memory_mappings()
+        if mappings == 0 or mappings > MAX_MAPPINGS:
+            jax.clear_caches()
+            gc.collect()
+
+
+def pytest_unconfigure(config):
+    # The process that created the suite's compilation cache removes it at the end.
+    if _OWNS_CACHE_DIR and not hasattr(config, "workerinput"):
+        shutil.rmtree(os.environ["JAXMDP_TEST_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.hookimpl(trylast=True)

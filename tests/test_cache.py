@@ -199,7 +199,7 @@ def test_cache_command_prints_and_clears(filled_cache, tmp_path, capsys, monkeyp
     # compiled while it is set).
     monkeypatch.delenv(_cache.DISABLE_VARIABLE, raising=False)
     before = jax.config.jax_compilation_cache_dir
-    enabled = jax.config.jax_enable_compilation_cache  # off in the suite (tests/conftest.py)
+    enabled = jax.config.jax_enable_compilation_cache
     jax.config.update("jax_compilation_cache_dir", str(copy))
     jax.config.update("jax_enable_compilation_cache", True)
     try:

@@ -2,11 +2,18 @@
 round of seven agents on three environments, simulated with the code of commit 3e978f7,
 before the planning package and the agents' shared rules were introduced.
 
-Run from the repository root (with that commit checked out):
-    python tests/data/make_trajectories_pre_redesign.py
-tests/test_trajectories_pre_redesign.py re-simulates the same runs and requires every array
-to be equal bit for bit.
+Run from the repository root (with that commit checked out), once per OpenBLAS kernel
+family, since the planners' linear solves (jaxlib's CPU LAPACK, through SciPy's OpenBLAS)
+round differently under different kernels:
+    OPENBLAS_CORETYPE=Haswell python tests/data/make_trajectories_pre_redesign.py
+    OPENBLAS_CORETYPE=SkylakeX python tests/data/make_trajectories_pre_redesign.py \
+        tests/data/trajectories_pre_redesign_skylakex.npz
+(Under Zen, the runs checked matched the Haswell recording.)
+tests/test_trajectories_pre_redesign.py re-simulates the same runs and requires every
+array to equal one of the recordings bit for bit.
 """
+
+import sys
 
 import jax
 import numpy as np
@@ -53,4 +60,5 @@ if __name__ == "__main__":
         out[f"{name}/actions"] = actions.astype(np.int8)
         out[f"{name}/pseudo_regret"] = pseudo
         print(name, float(pseudo[:, -1].mean()), flush=True)
-    np.savez_compressed("tests/data/trajectories_pre_redesign.npz", **out)
+    target = sys.argv[1] if len(sys.argv) > 1 else "tests/data/trajectories_pre_redesign.npz"
+    np.savez_compressed(target, **out)
