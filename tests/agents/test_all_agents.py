@@ -11,6 +11,7 @@ states back to the agent's own ``init`` and ``step``, unbatched, must reproduce 
 action that the batched run played.
 """
 
+import functools
 import sys
 
 import jax
@@ -19,12 +20,15 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents import Observation
+from jaxmdp.agents import EnvSpec, Observation
 from jaxmdp.simulate import env_spec
 
 SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
 
-ENVS = ["riverswim-6", "paper-mdp"]
+# Two environments of one shape (S = 6, A = 2; other transitions, rewards and optimal
+# policies): jm.simulate's program takes the MDP as an argument, so each agent's programs
+# compile once and serve both.
+ENVS = ["riverswim-6", "riverswim-osband-6"]
 HORIZON = 30
 REPLICATIONS = 3
 SEED = 4
@@ -51,11 +55,15 @@ def test_every_registered_agent_is_collected():
     assert [case[0] for case in CASES] == [n for n in names for _ in ENVS for _ in (0, 1)]
 
 
-def _jit_step(agent, spec):
-    """``agent.step`` under ``jit``, unbatched, with the spec's rewards an argument (one
-    compilation for every replay of a test)."""
-    return jax.jit(lambda key, state, observation, rewards:
-                   agent.step(key, state, observation, spec._replace(rewards=rewards)))
+@functools.cache
+def _jit_step(agent, num_states, num_actions, reward_law, reward_sigma):
+    """``agent.step`` under ``jit``, unbatched, with the spec's mask and rewards arguments
+    (one compilation for every replay of an agent on environments of one shape)."""
+    def step(key, state, observation, mask, rewards):
+        spec = EnvSpec(num_states, num_actions, mask, rewards, reward_law, reward_sigma)
+        return agent.step(key, state, observation, spec)
+
+    return jax.jit(step)
 
 
 def _replay(agent, step, mdp, traj, replication, rewards):
@@ -79,7 +87,7 @@ def _replay(agent, step, mdp, traj, replication, rewards):
                                       state=jnp.int32(x), counts=jnp.asarray(counts),
                                       reward_sums=jnp.asarray(sums))
             action, agent_state = step(jax.random.fold_in(round_key, t), agent_state,
-                                       observation, jnp.asarray(rewards, R.dtype))
+                                       observation, spec.mask, jnp.asarray(rewards, R.dtype))
             assert action.shape == () and action.dtype == jnp.int32
             a = int(action)
             actions.append(a)
@@ -137,7 +145,9 @@ def test_every_agent_runs(name, env, mode):
 
     # The unbatched replay reproduces each replication of the vmapped run; an agent that
     # learns its rewards plays the same with other rewards in its spec.
-    step = _jit_step(agent, env_spec(mdp))
+    spec = env_spec(mdp)
+    step = _jit_step(agent, spec.num_states, spec.num_actions, spec.reward_law,
+                     spec.reward_sigma)
     other = [1.0 - R] if mode == "learned" else []
     for i in range(REPLICATIONS):
         for rewards in [R, *other]:
