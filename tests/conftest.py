@@ -116,23 +116,15 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # --- Distribution over pytest-xdist workers ---------------------------------------------
-# Nearly all of the suite's time is XLA compilation, and the tests of a module share their
-# compiled programs (and module-scoped fixtures) in-process. The suite runs under xdist's
+# Nearly all of the suite's time is XLA compilation. The suite runs under xdist's
 # ``--dist loadgroup`` (pyproject.toml's addopts), which sends the tests of one
-# ``xdist_group`` to one worker. Modules that share programs or runs carry a common
-# module-level mark, ``pytestmark = pytest.mark.xdist_group(NAME)``:
-#
-# * "shared_runs": the modules that check tests/shared_runs.py's runs (agents/test_ucrl,
-#   agents/test_psrl, agents/test_imed) and test_sharding, which shards them and checks the
-#   replication blocks on one of them;
-# * "riverswim_simulate": the RiverSwim-6 runs of test_simulate, test_cli and test_envs;
-# * "paper_agents": the paper agents' planners on the paper's MDP (agents/test_paper,
-#   agents/test_protocol).
-#
-# agents/test_all_agents.py marks each agent's cases with a group of that agent's own.
-# Every other test is put in the group of its own module here, so that a module is never
-# scattered over the workers (loadgroup sends ungrouped tests one by one). Without xdist the
-# marks do nothing.
+# ``xdist_group`` to one worker, and every test is put in the group of its own module here,
+# so that a module's tests share their compiled programs and module-scoped fixtures in one
+# process. Programs that several modules compile (tests/shared_runs.py's runs, the agents'
+# simulations) are shared between the workers through the suite's compilation cache
+# (above), not by sending the modules to one worker. agents/test_all_agents.py marks each
+# agent's cases with a group of that agent's own, so the agents spread over the workers.
+# Without xdist the marks do nothing.
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -3,8 +3,9 @@
 Each is simulated once per process, on first use (``shared_run``), so that its program
 compiles once and its results serve every test that checks them;
 tests/test_sharding.py runs the same specs split over 4 host devices in a subprocess and
-compares. (Under pytest-xdist, the modules that use them share the xdist_group "shared_runs":
-one worker.) Plain Python, no pytest: the subprocess imports it too.
+compares. (Under pytest-xdist, a worker that runs a module using them simulates them again,
+loading the programs from the suite's compilation cache.) Plain Python, no pytest: the
+subprocess imports it too.
 """
 
 import functools

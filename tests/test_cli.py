@@ -6,8 +6,6 @@ import pytest
 import jaxmdp as jm
 from jaxmdp import cli, runner
 
-pytestmark = pytest.mark.xdist_group("riverswim_simulate")
-
 
 def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
     # T = 2000 (recorded every 2 rounds), 64 replications: the programs of test_simulate's

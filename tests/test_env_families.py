@@ -121,9 +121,30 @@ def test_frozen_lake_random_maps_are_seeded_and_solvable():
         mdp = jm.envs.make("frozenlake-6", seed=seed, p_frozen=0.7)
         _rows_sum_to_one(mdp)
         assert mdp.P.shape[0] <= 36
-        gain, _, _ = jm.solve_average_reward(mdp)
-        assert float(gain) > 0  # a frozen path joins start and goal
-        assert math.isfinite(float(jm.hardness(mdp).diameter))  # communicating
+        # Communicating (every state reaches every other under some actions: a breadth-first
+        # search in NumPy) with a rewarding state, so the optimal gain is positive.
+        assert _strongly_connected(mdp) and float(np.max(mdp.R)) > 0
+    # The solvers agree on one of them (each map size is a program of its own).
+    gain, _, _ = jm.solve_average_reward(mdp)
+    assert float(gain) > 0  # a frozen path joins start and goal
+    assert math.isfinite(float(jm.hardness(mdp).diameter))  # communicating
+
+
+def _strongly_connected(mdp) -> bool:
+    """Whether every state reaches every other with admissible actions (NumPy BFS)."""
+    P, mask = np.asarray(mdp.P), np.asarray(mdp.mask)
+    edges = np.any((P > 0) & mask[:, :, None], axis=1)  # [S, S]: x -> y by some action
+
+    def reached(graph):
+        seen = np.zeros(len(graph), bool)
+        seen[0], frontier = True, [0]
+        while frontier:
+            new = np.any(graph[frontier], axis=0) & ~seen
+            seen |= new
+            frontier = list(np.flatnonzero(new))
+        return seen.all()
+
+    return bool(reached(edges) and reached(edges.T))
 
 
 def test_garnet_by_name_and_batch_equal_make_per_seed():

@@ -13,8 +13,6 @@ import pytest
 
 import jaxmdp as jm
 
-pytestmark = pytest.mark.xdist_group("riverswim_simulate")
-
 FIXED = [name for name in jm.envs.names() if name not in jm.envs.PATTERNS]
 SIZES = {
     "paper-mdp": (3, 2),

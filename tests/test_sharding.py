@@ -29,8 +29,6 @@ from shared_runs import SHARED_RUNS, run_spec, shared_run
 import jaxmdp as jm
 from jaxmdp import _sharding
 
-pytestmark = pytest.mark.xdist_group("shared_runs")
-
 FIELDS = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums",
           "states", "actions"]
 

@@ -23,8 +23,6 @@ from jaxmdp.simulate import env_spec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("riverswim_simulate")
-
 NAMES = ["ucb", "dmed", "olp", "ps"]
 SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
 CHUNK = 250

@@ -18,8 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy_psrl_imed as ref  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("shared_runs")
-
 RIVERSWIM = jm.envs.make("riverswim-6")
 
 # Mean final pseudo-regret of the NumPy loop on riverswim-6, learned rewards, with its

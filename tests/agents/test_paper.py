@@ -15,8 +15,6 @@ from jaxmdp.random import gamma as _gamma
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_reference as ref  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("paper_agents")
-
 NAMES = ["ucb", "dmed", "olp", "ps"]
 RULES = {"ucb": paper.ucb_select_action, "dmed": paper.dmed_select_action,
          "olp": paper.olp_select_action, "ps": paper.ps_select_action}

@@ -14,8 +14,6 @@ import jaxmdp as jm
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
-pytestmark = pytest.mark.xdist_group("paper_agents")
-
 DATA = Path(__file__).resolve().parents[1] / "data" / "regression_3fc08ff.npz"
 
 

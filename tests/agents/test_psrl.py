@@ -18,7 +18,6 @@ import jaxmdp as jm
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-pytestmark = pytest.mark.xdist_group("shared_runs")
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 

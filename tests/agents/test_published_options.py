@@ -137,10 +137,3 @@ def test_new_agents_run_batched_and_respect_the_mask(options):
     states, actions = np.asarray(traj.states), np.asarray(traj.actions)
     assert not np.any((states == 1) & (actions == 1))
     assert np.all(np.isfinite(np.asarray(traj.regret)))
-
-
-def test_every_registered_agent_runs_under_simulate():
-    env = jm.envs.make("riverswim-6")
-    for name in jm.agent_names():
-        traj = jm.simulate(env, jm.get_agent(name), 30, 2, seed=0, progress=False)
-        assert np.all(np.isfinite(np.asarray(traj.regret))), name

@@ -15,8 +15,6 @@ import jaxmdp as jm
 from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
 from jaxmdp.simulate import env_spec
 
-pytestmark = pytest.mark.xdist_group("shared_runs")
-
 ROOT = Path(__file__).resolve().parents[2]
 HORIZON, REPLICATIONS = 2000, 16
 for _name in ("ucrl2", "kl_ucrl"):  # the shared runs below: chunk_size=HORIZON, paths
