@@ -468,9 +468,13 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``fold_in(fold_in(k, 3), t)``, and the environment's two uniforms of round
             ``t`` (next state, reward) are the threefry-2x32 hash of the block ``(t, 0)``
             (and ``(t, 1)`` in float64, for 52-bit uniforms) under the 64-bit key
-            ``bits(fold_in(k, 2))``. Same seed, same result, on any number of devices.
-            Agents' random bits are drawn with the non-partitionable threefry layout
-            (``PARTITIONABLE_THREEFRY``), whatever the global JAX setting.
+            ``bits(fold_in(k, 2))``. Same seed, same result, on any number of devices
+            of one machine. Across machines the last bits of the planners' linear solves
+            can differ (on the CPU, jaxlib's LAPACK runs SciPy's OpenBLAS, whose kernels
+            are chosen for the processor), and where they break an exact tie between
+            actions the paths part. Agents' random bits are drawn with the
+            non-partitionable threefry layout (``PARTITIONABLE_THREEFRY``), whatever the
+            global JAX setting.
         initial_counts: optional int ``[S, A, S]`` transition counts to start from (the
             same for every instance of a batch).
         record_every: keep every ``record_every``-th cumulative value (positive int).
