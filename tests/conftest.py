@@ -24,12 +24,13 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 if _SUITE_CACHE:
-    # A configured directory of the user's own: jaxmdp.simulate leaves it as it is.
+    # jaxmdp's own set-up (every program cached); the directory counts as configured by the
+    # user, so jaxmdp.simulate leaves it as it is, and subprocesses inherit it.
+    from jaxmdp import _cache  # noqa: E402
+
     os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["JAXMDP_TEST_CACHE_DIR"]
-    os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "0")
-    jax.config.update("jax_compilation_cache_dir", os.environ["JAXMDP_TEST_CACHE_DIR"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    os.environ.setdefault(_cache.DISABLE_VARIABLE, "0")
+    _cache.enable_compilation_cache(os.environ["JAXMDP_TEST_CACHE_DIR"])
 else:
     os.environ.setdefault("JAXMDP_NO_COMPILE_CACHE", "1")
 
