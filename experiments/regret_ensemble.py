@@ -17,10 +17,12 @@ replications with its 95% stratified-bootstrap interval (instances as strata).
 Writes ``results/regret_ensemble.npz`` and its settings ``.json`` (atomically after each
 agent; re-running reuses saved agents for the same settings unless ``--force``) and
 ``figures/regret_ensemble.png``; ``--plot-only`` redraws from the saved results.
-Defaults (CPU, a few minutes): GARNET(10, 2, 3), 100 instances, 2 replications, horizon
-2,000. ``--full``: 200 instances, 10 replications, horizon 100,000.
+Defaults (CPU, a few minutes): GARNET(10, 2, 3), 50 instances, 2 replications, horizon
+2,000 (UCRL3 takes most of it: its extended value iteration runs up to 1,000 sweeps of
+near-optimistic supports at each episode start). ``--full``: 200 instances, 10
+replications, horizon 100,000.
 
-    python experiments/regret_ensemble.py [--full] [--instances 100] [--replications 2]
+    python experiments/regret_ensemble.py [--full] [--instances 50] [--replications 2]
                                           [--horizon 2000] [--family garnet-10-2-3]
                                           [--agents ucb ps ...]
 """
@@ -55,7 +57,7 @@ def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--family", default="garnet-10-2-3",
                         help="a seeded family instance (garnet-S-A-b or random-S-A)")
-    parser.add_argument("--instances", type=int, default=None, help="default 100; 200 --full")
+    parser.add_argument("--instances", type=int, default=None, help="default 50; 200 --full")
     parser.add_argument("--replications", type=int, default=None,
                         help="per instance; default 2; 10 with --full")
     parser.add_argument("--horizon", type=int, default=None,
@@ -64,7 +66,7 @@ def main(argv=None):
                         help="default: every registered agent (jaxmdp.agent_names())")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    instances = positive_int("--instances", args.instances or (200 if args.full else 100))
+    instances = positive_int("--instances", args.instances or (200 if args.full else 50))
     replications = positive_int("--replications",
                                 args.replications or (10 if args.full else 2))
     horizon = positive_int("--horizon", args.horizon or (100_000 if args.full else 2_000))

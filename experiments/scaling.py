@@ -14,7 +14,8 @@ counts):
    every round) up to ``--full-up-to`` states, to show what the incremental planner saves.
    The exponent of a least-squares fit ``time ~ S^k`` over S = 100, 300 (and 1000) is
    printed.
-2. **versus replications** in {1, 10, 100, 1000} (10^4 with ``--rep-counts``): MDP-UCB on the
+2. **versus replications** in {1, 10, 100} (and 1000 with ``--full``; 10^4 with
+   ``--rep-counts``): MDP-UCB on the
    100-state MDP.
 3. Compile time of each configuration (first call minus a timed call).
 
@@ -35,9 +36,9 @@ measurements with the same settings unless ``--force``) and ``figures/scaling.pn
 model at S = 1000 (one model, and per replication of the ``--replications`` models) to
 report the step / pass ratio. Defaults: MDP-UCB, S up to 300, 2 repeats, the full planner
 up to 100 states (the size ``reproduce.py`` runs); ``--full`` adds S = 1000 with the
-read passes, MDP-PS, 3 repeats and the full planner at 300 states (the committed figure
-is ``--full --full-up-to 100 --repeats 7``). Timings on a shared machine are noisy:
-delete a key from the results file to re-measure only that point.
+read passes, 1000 replications, MDP-PS, 3 repeats and the full planner at 300 states
+(the committed figure is ``--full --full-up-to 100 --repeats 7``). Timings on a shared
+machine are noisy: delete a key from the results file to re-measure only that point.
 
     python experiments/scaling.py [--full] [--quick] [--replications 10] [--repeats 2]
 """
@@ -73,8 +74,10 @@ ACTIONS, BRANCHING = 4, 5
 SIZES = (3, 10, 30, 100, 300)
 FULL_SIZES = SIZES + (1000,)
 # 10_000 replications (``--rep-counts 1 10 100 1000 10000``) took about 3 minutes and
-# 11.3 GB of memory on the 2-core CPU for that point alone; the default stops at 1000.
-REPLICATION_COUNTS = (1, 10, 100, 1000)
+# 11.3 GB of memory on the 2-core CPU for that point alone; --full stops at 1000, and the
+# default at 100 (the 1000-replication point took a quarter of the default run's time).
+REPLICATION_COUNTS = (1, 10, 100)
+FULL_REPLICATION_COUNTS = REPLICATION_COUNTS + (1000,)
 #: Replication-steps per timed call of the replication sweep (caps its horizon).
 REP_SWEEP_STEPS = 50_000
 #: ... and at least this many rounds, for replications * rounds >= REP_MIN_STEPS (one
@@ -339,8 +342,9 @@ def main(argv=None):
     parser.add_argument("--full-up-to", type=int, default=None,
                         help="largest |S| timed with planner='full' (default 100; 300 with "
                              "--full)")
-    parser.add_argument("--rep-counts", nargs="+", type=int,
-                        default=list(REPLICATION_COUNTS))
+    parser.add_argument("--rep-counts", nargs="+", type=int, default=None,
+                        help="replication counts of the second sweep (default 1 10 100; "
+                             "1 10 100 1000 with --full)")
     parser.add_argument("--rep-states", type=int, default=100,
                         help="|S| for the sweep over replications")
     parser.add_argument("--repeats", type=int, default=None,
@@ -351,6 +355,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.sizes is None:
         args.sizes = list(FULL_SIZES if args.full else SIZES)
+    if args.rep_counts is None:
+        args.rep_counts = list(FULL_REPLICATION_COUNTS if args.full else REPLICATION_COUNTS)
     if args.full_up_to is None:
         args.full_up_to = 300 if args.full else 100
     if args.agents is None:

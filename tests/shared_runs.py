@@ -2,7 +2,7 @@
 
 Each is simulated once per process, on first use (``shared_run``), so that its program
 compiles once and its results serve every test that checks them;
-tests/test_sharding.py runs the same specs split over 4 host devices in a subprocess and
+tests/test_sharding.py runs four of them split over 4 host devices in a subprocess and
 compares. (Under pytest-xdist, a worker that runs a module using them simulates them again,
 loading the programs from the suite's compilation cache.) Plain Python, no pytest: the
 subprocess imports it too.
@@ -37,14 +37,6 @@ SHARED_RUNS = {
     "ps_garnet": ("garnet-8-3-4/key5", "ps", dict(refresh_every=16),
                   dict(horizon=120, replications=7, seed=7, record_every=2, chunk_size=60,
                        record_path=True)),
-    # The agents reproducing published code (tests/test_sharding.py only): random ties
-    # re-drawn each step, UCRL3's near-optimistic EVI, UCRL2B's boxes, PSRL's episodes.
-    "ucrl2_random_ties": ("riverswim-6", "ucrl2",
-                          dict(ties="random_least_visited", warm_start=True),
-                          dict(horizon=200, replications=6, seed=4)),
-    "ucrl3": ("riverswim-6", "ucrl3", {}, dict(horizon=200, replications=6, seed=4)),
-    "ucrl2b": ("riverswim-6", "ucrl2b", {}, dict(horizon=200, replications=6, seed=4)),
-    "psrl": ("riverswim-6", "psrl", {}, dict(horizon=200, replications=6, seed=4)),
     # The same learning Bernoulli rewards; its options are the agent's own, not simulate's.
     "ps_learner_garnet": ("garnet-8-3-4/key5+bernoulli", "ps",
                           dict(known_rewards=False, refresh_every=16),

@@ -33,6 +33,14 @@ def test_every_row_matches_a_recomputation(name):
                                        rtol=column.rtol, atol=column.atol, err_msg=message)
 
 
+def test_named_environments_are_finite_where_expected():
+    # The shipped rows, each equal to jaxmdp.hardness's recomputation (test above).
+    table = _envs_table.load_table()
+    for name in ("paper-mdp", "riverswim-6", "sixarms", "grid-4-room"):
+        assert np.isfinite(table[name]["diameter"]) and table[name]["min_gap"] > 0, name
+    assert table["sixarms"]["gain"] == pytest.approx(1.0)
+
+
 def test_a_name_missing_from_the_table_is_computed():
     shipped = _envs_table.load_table()
     computed = _envs_table.rows(["paper-mdp"], table={})[0]

@@ -1,16 +1,17 @@
 """``jaxmdp.simulate(..., devices=...)``: replications split over 4 forced host devices
-equal the one-device runs bit for bit, for every agent family.
+equal the one-device runs bit for bit.
 
 One subprocess (``XLA_FLAGS=--xla_force_host_platform_device_count=4``; the device count
-is fixed when JAX starts) runs every spec of tests/shared_runs.py on all 4 devices: UCRL2
-and KL-UCRL (16 replications, paths recorded), TSDE (6 replications: 2, 2, 1 and 1
-padded) and IMED-RL, MDP-PS on a garnet with simulate's planner options and records of 2
-rounds over two chunks, and MDP-PS learning Bernoulli rewards with options of its own (7
+is fixed when JAX starts) runs the specs of tests/shared_runs.py named in ``SHARDED`` on
+all 4 devices. Splitting the replication axis leaves each replication's computation as it
+is; what it can break is the code that looks across replications or pads them, so the
+specs cover each such path: UCRL2 (``cond_chunked``, 16 replications, paths recorded),
+KL-UCRL (``cond_compact``), TSDE (6 replications: 2, 2, 1 and 1 padded), and MDP-PS
+learning Bernoulli rewards on a garnet with records of 2 rounds over two chunks (7
 replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
-four devices; and the agents reproducing published code (UCRL2 with random ties and a warm
-start, UCRL3, UCRL2B, PSRL; 6 replications). The one-device runs are those that
-agents/test_ucrl.py, agents/test_psrl.py and agents/test_imed.py check (simulated once per
-process). A batch of MDPs split over four devices equals the one-device batched run.
+four devices. The one-device runs are those that agents/test_ucrl.py and
+agents/test_psrl.py check (simulated once per process). A batch of MDPs split over four
+devices equals the one-device batched run.
 
 Also here: replications in cache-sized blocks against one batch, bit for bit, and the
 validation of the ``devices`` argument.
@@ -29,6 +30,9 @@ from shared_runs import SHARED_RUNS, run_spec, shared_run
 import jaxmdp as jm
 from jaxmdp import _sharding
 
+#: The specs of tests/shared_runs.py run split over 4 devices (see the module docstring).
+SHARDED = ["ucrl2", "kl_ucrl", "tsde", "ps_learner_garnet"]
+
 FIELDS = ["pseudo_regret", "regret", "times", "counts", "state", "policy", "reward_sums",
           "states", "actions"]
 
@@ -38,9 +42,9 @@ _SHARDED_SCRIPT = textwrap.dedent("""
     from shared_runs import SHARED_RUNS, run_spec
 
     assert len(jax.devices()) == 4, jax.devices()
-    fields = json.loads(sys.argv[2])
+    fields, names = json.loads(sys.argv[2]), json.loads(sys.argv[3])
     out = {}
-    runs = [(name, name, None) for name in SHARED_RUNS]  # devices=None: all four
+    runs = [(name, name, None) for name in names]  # devices=None: all four
     # An explicit list of one device (of the four) runs there alone.
     runs.append(("ps_learner_garnet/one", "ps_learner_garnet", jax.devices()[:1]))
     for key, name, devices in runs:
@@ -59,10 +63,11 @@ def test_sharded_runs_equal_single_device_runs(run_on_host_devices, tmp_path):
     import json
 
     path = tmp_path / "sharded.npz"
-    run_on_host_devices(_SHARDED_SCRIPT, 4, str(path), json.dumps(FIELDS))
+    run_on_host_devices(_SHARDED_SCRIPT, 4, str(path), json.dumps(FIELDS),
+                        json.dumps(SHARDED))
     sharded = dict(np.load(path))
     assert sys.modules["shared_runs"].SHARED_RUNS is SHARED_RUNS
-    runs = [(name, name, 4) for name in SHARED_RUNS]
+    runs = [(name, name, 4) for name in SHARDED]
     runs.append(("ps_learner_garnet/one", "ps_learner_garnet", 1))
     for key, name, devices in runs:
         one = shared_run(name)  # this process: one device

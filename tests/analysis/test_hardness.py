@@ -226,7 +226,8 @@ def test_batch_equals_one_by_one_and_transforms():
     assert h.gain.shape == (5,) and h.gaps.shape == (5, 6, 2)
     for i, seed in enumerate(seeds):
         one = jm.hardness(jm.envs.make("garnet-6-2-3", seed=seed))
-        _assert_equal_hardness(jax.tree_util.tree_map(lambda x, i=i: x[i], h), one)
+        # Indexed as NumPy arrays (an eager jax index compiles a program per field).
+        _assert_equal_hardness([np.asarray(x)[i] for x in h], one)
     _assert_equal_hardness(jax.jit(jm.hardness)(batch), h)
     _assert_equal_hardness(jax.vmap(jm.hardness)(batch), h)
     nested = jax.tree_util.tree_map(lambda x: x[:4].reshape(2, 2, *x.shape[1:]), batch)
@@ -266,14 +267,6 @@ def test_gradients_match_central_differences(field):
     central = (float(f(h)) - float(f(-h))) / (2 * h)
     assert grad == pytest.approx(central, rel=1e-6, abs=1e-9)
     assert abs(grad) > 1e-6
-
-
-def test_named_environments_are_finite_where_expected():
-    for name in ("paper-mdp", "riverswim-6", "sixarms", "grid-4-room"):
-        h = jm.hardness(jm.envs.make(name))
-        assert np.isfinite(float(h.diameter)) and float(h.min_gap) > 0
-    h = jm.hardness(jm.envs.make("sixarms"))
-    assert float(h.gain) == pytest.approx(1.0)
 
 
 def test_bad_input():
