@@ -30,7 +30,9 @@ S so that every size takes seconds, not minutes; 400 at S = 1000, where 100 roun
 were too short for the difference of medians to rise above the machine's noise).
 
 Writes ``results/scaling.npz`` after every measurement (re-running reuses saved
-measurements with the same settings unless ``--force``) and ``figures/scaling.png``
+measurements with the same settings unless ``--force``; each measurement is stored with
+the calibration line of the run that made it, ``calibration_<key>``, JSON, printed when
+the run starts) and ``figures/scaling.png``
 (log-log), and, when S = 1000 is measured, times a read pass over the [S, A, S] float32
 model at S = 1000 (one model, and per replication of the ``--replications`` models) to
 report the step / pass ratio. Defaults: MDP-UCB, S up to 300, 2 repeats, the full planner
@@ -53,6 +55,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _calibration  # noqa: E402
 import jax  # noqa: E402
 from _common import (  # noqa: E402
     base_parser,
@@ -188,6 +192,12 @@ def run(args, path: Path) -> dict[str, np.ndarray]:
                                 f"{len(jax.devices())} device(s), {os.cpu_count()} CPUs")
     mdps = {}
     done = {}  # the same measurement under two names (e.g. 10 replications at S = 100)
+    # The machine's calibration line (benchmarks/_calibration.py), measured once before a
+    # run that measures anything and stored beside each of its measurements.
+    calibration = None
+    if any(job[0] not in data for job in jobs):
+        calibration = _calibration.calibrate()
+        print(_calibration.calibration_line(calibration), flush=True)
     with Progress(len(jobs) + 1, "scaling", enabled=not args.no_progress) as bar:
         if "read_pass" not in data and max(args.sizes) >= 1000:
             data["read_pass"] = read_passes(1000, args.replications)
@@ -198,6 +208,8 @@ def run(args, path: Path) -> dict[str, np.ndarray]:
             if key not in data and config in done:
                 data[key] = data[done[config]]
                 data[f"horizon_{key}"] = np.asarray(horizon)
+                if f"calibration_{done[config]}" in data:
+                    data[f"calibration_{key}"] = data[f"calibration_{done[config]}"]
             done.setdefault(config, key)
             if key not in data:
                 if s not in mdps:
@@ -209,6 +221,7 @@ def run(args, path: Path) -> dict[str, np.ndarray]:
                 data[key] = measure(mdp, agent, horizon=horizon, replications=reps,
                                     planner=planner, repeats=args.repeats, counts=counts)
                 data[f"horizon_{key}"] = np.asarray(horizon)
+                data[f"calibration_{key}"] = np.asarray(json.dumps(calibration))
                 save_npz_atomic(path, **data)
             bar.update(1, info=f"{key}: {data[key][0]:.1f} us/rep-step")
     return data
