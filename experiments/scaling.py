@@ -78,7 +78,7 @@ SIZES = (10, 30, 100, 300)
 FULL_SIZES = (3,) + SIZES + (1000,)
 # 10_000 replications (``--rep-counts 1 10 100 1000 10000``) took about 3 minutes and
 # 11.3 GB of memory on the 2-core CPU for that point alone; --full stops at 1000, and the
-# default at 100 (the 1000-replication point took a quarter of the default run's time).
+# CPU-size default that reproduce.py runs at 100.
 REPLICATION_COUNTS = (1, 10, 100)
 FULL_REPLICATION_COUNTS = REPLICATION_COUNTS + (1000,)
 #: Replication-steps per timed call of the replication sweep (caps its horizon).
