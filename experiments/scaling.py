@@ -304,7 +304,7 @@ def figure(data):
     sizes, rows = series(data, "size_ucb_incremental_")
     if len(sizes) and 100 in sizes:
         base = rows[list(sizes).index(100), 0]
-        grid = np.array([30.0, 1000.0])
+        grid = np.array([max(30.0, float(min(sizes))), float(max(sizes))])  # measured S
         for power, style in ((2, ":"), (3, "-.")):
             ax_s.plot(grid, base * (grid / 100) ** power, style, color="gray",
                       label=f"slope S^{power} (through S = 100)")
