@@ -11,15 +11,17 @@ from jaxmdp.agents.ucrl import replay_episodes
 
 
 def test_episodes_follow_the_doubling_rule():
-    traj = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("psrl"), 1000, 6, seed=2,
+    # 400 rounds, 3 replications, paths recorded: the program of agents/test_all_agents.py.
+    traj = jm.simulate(jm.envs.make("riverswim-6"), jm.get_agent("psrl"), 400, 3, seed=2,
                        progress=False, record_path=True)
     state = jax.tree_util.tree_map(np.asarray, traj.agent_state)
     starts, stationary = replay_episodes(traj.states, traj.actions, 6, 2)
     np.testing.assert_array_equal(starts.sum(1), state.episodes)
     assert stationary.all()
     # The episode's N_k are the visits before its start.
-    last = 1000 - 1 - np.argmax(starts[:, ::-1], axis=1)
-    for r in range(6):
+    last = 400 - 1 - np.argmax(starts[:, ::-1], axis=1)
+    assert np.all(state.episodes >= 3)
+    for r in range(3):
         visits = np.zeros((6, 2), int)
         np.add.at(visits, (traj.states[r, :last[r]], traj.actions[r, :last[r]]), 1)
         np.testing.assert_array_equal(state.episode_visits[r], visits)
