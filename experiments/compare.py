@@ -11,6 +11,8 @@ For each environment: ``results/compare_<env>.npz`` (atomic, after each agent; r
 and reused unless ``--force``), ``figures/compare_<env>.png`` (mean with 95% CI and median
 with quartiles, log and linear time). For all of them: ``results/compare.csv`` and
 ``results/compare.md`` (regret at the horizon and wall time per agent, compile included).
+Unless ``--plot-only``, the machine's calibration line (``benchmarks/_calibration.py``) is
+printed first, so that wall times from different runs can be compared.
 
 Default (the CPU-friendly size ``reproduce.py`` runs): horizon 2,000, 10 replications, on
 ``riverswim-6`` and the paper's MDP; ``--full``: horizon 10^5, 50 replications, on all
@@ -33,6 +35,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _calibration  # noqa: E402
 from _common import base_parser, positive_int, save_figure  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
@@ -79,6 +83,8 @@ def main(argv=None):
     agents = runner.parse_agents(args.agents, known_rewards=False)
     labels = [label for label, _ in agents]
     mdps = {env: jm.envs.make(env).with_reward_law("bernoulli") for env in args.envs}
+    if not args.plot_only:  # the machine's speed, beside the wall times this run measures
+        print(_calibration.calibration_line(), flush=True)
 
     all_rows = []
     for env, mdp in mdps.items():

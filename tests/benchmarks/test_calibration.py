@@ -56,3 +56,26 @@ def test_no_compile_cache_keeps_even_a_users_cache_off(tmp_path):
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.split() == ["1"]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith("-cache")]
+
+
+def test_compare_prints_the_calibration_line_unless_it_only_plots(tmp_path, monkeypatch,
+                                                                   capsys):
+    # experiments/compare.py reports wall times: a run that computes prints the machine's
+    # calibration line first; --plot-only, which measures nothing, does not.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    try:
+        import compare
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(compare._calibration, "calibration_line",
+                        lambda result=None: "calibration: <this machine>")
+    argv = ["--horizon", "20", "--replications", "2", "--agents", "ucb", "--envs",
+            "paper-mdp", "--no-progress", "--results-dir", str(tmp_path / "results"),
+            "--figures-dir", str(tmp_path / "figures")]
+    compare.main(argv)
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "calibration: <this machine>"
+    assert "| paper-mdp (T = 20) | MDP-UCB |" in out
+    compare.main(argv + ["--plot-only"])
+    out = capsys.readouterr().out
+    assert "calibration" not in out and "| paper-mdp (T = 20) | MDP-UCB |" in out
