@@ -96,11 +96,13 @@ def measures(mdp) -> dict[str, int | float]:
         mdp: a :class:`jaxmdp.MDP` with ``S`` states and ``A`` actions.
 
     Returns:
-        A dict with one entry per :data:`COLUMNS` key: ``S`` and ``A`` (ints), ``gain``,
-        the optimal gain, ``lower_bound``, the Burnetas–Katehakis constant
-        ``sum Delta / K`` for learners told the mean rewards, and from
-        :func:`jaxmdp.hardness` the ``diameter``, ``bias_span``, ``mixing_time`` and
-        ``min_gap`` (floats; ``inf`` where the measure is infinite).
+        A dict with one entry per :data:`COLUMNS` key: ``S`` and ``A`` (ints), and the
+        fields of :func:`jaxmdp.hardness` (one compiled program per ``S``, ``A``):
+        ``gain``, the optimal gain (:func:`jaxmdp.solve_average_reward`),
+        ``lower_bound``, the Burnetas–Katehakis constant ``sum Delta / K`` for learners
+        told the mean rewards (:func:`jaxmdp.regret_lower_bound`), ``diameter``,
+        ``bias_span``, ``mixing_time`` and ``min_gap`` (floats; ``inf`` where the
+        measure is infinite).
 
     Example:
         >>> import jaxmdp as jm
@@ -110,16 +112,11 @@ def measures(mdp) -> dict[str, int | float]:
         (6, 2, 0.875)
     """
     from jaxmdp.analysis.hardness import hardness
-    from jaxmdp.analysis.lower_bound import regret_lower_bound
-    from jaxmdp.planning import solve_average_reward
 
-    gain = solve_average_reward(mdp)[0]
-    bound = regret_lower_bound(mdp)
     measured = hardness(mdp)
-    return {"S": int(mdp.num_states), "A": int(mdp.num_actions), "gain": float(gain),
-            "lower_bound": float(bound.constant),
-            **{key: float(getattr(measured, key))
-               for key in ("diameter", "bias_span", "mixing_time", "min_gap")}}
+    return {"S": int(mdp.num_states), "A": int(mdp.num_actions),
+            **{key: float(getattr(measured, key)) for key in
+               ("gain", "lower_bound", "diameter", "bias_span", "mixing_time", "min_gap")}}
 
 
 def compute_row(name: str) -> dict[str, int | float | str]:
