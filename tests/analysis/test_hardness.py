@@ -107,7 +107,8 @@ def test_riverswim_hitting_times_and_diameter_closed_form(n):
         expected[x, y] = sum(t[x:y]) if x < y else x - y  # left is deterministic
     np.testing.assert_allclose(hitting_times(mdp), expected, rtol=1e-12)
     assert float(diameter(mdp)) == pytest.approx(sum(t), rel=1e-12)
-    assert float(jm.hardness(mdp).diameter) == pytest.approx(sum(t), rel=1e-12)
+    if n == 6:  # hardness's field is diameter(); one shape (each is a program of its own)
+        assert float(jm.hardness(mdp).diameter) == pytest.approx(sum(t), rel=1e-12)
 
 
 @pytest.mark.parametrize("a, b", [(0.1, 0.1), (0.3, 0.05), (0.9, 0.7), (0.02, 0.5),
