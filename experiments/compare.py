@@ -18,9 +18,8 @@ Default (the CPU-friendly size ``reproduce.py`` runs): horizon 2,000, 10 replica
 ``riverswim-6`` and the paper's MDP; ``--full``: horizon 10^5, 50 replications, on all
 five environments. (The three larger ones are left out of the default because UCRL3's
 extended value iteration, up to 1,000 sweeps of near-optimistic supports at every episode
-start, costs minutes on them on a 2-core CPU: on ``riverswim-25``, 200 rounds of 10
-replications took 7.7 s after compilation, against 0.0 s for UCRL2B, and 2,000 rounds on
-``grid-4-room`` ran for over 7 minutes; ``--envs`` runs any of them.)
+start, costs minutes on them on a 2-core CPU (see the baselines page of the docs' results);
+``--envs`` runs any of them.)
 
     python experiments/compare.py [--full] [--horizon 2000] [--replications 10]
         [--envs riverswim-6 ...] [--agents ucb,ps,ucrl2,...]
