@@ -212,7 +212,7 @@ def _hardness(mdp, path: Path, settings_sha: str) -> dict[str, np.ndarray]:
 def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
               size: str | Size = "default", seed: int = 0, progress: bool = True,
               force: bool = False, quiet: bool = False) -> list[dict]:
-    """Runs the benchmark and writes its files under ``out`` (see the module docstring).
+    """Runs the benchmark and writes its files under ``out`` (see :mod:`jaxmdp.bench`).
 
     Resumable: each environment's results file is saved after each agent, and a re-run
     with the same settings reuses what is saved (``force`` recomputes). A progress bar

@@ -4,6 +4,7 @@
 
     jaxmdp run --env riverswim-6 --agents ucb,ps,ucrl2 --horizon 100000 \\
                --replications 100 --out results/rs6
+    jaxmdp run --env riverswim-6 --agents ucb,ucrl2   # writes to results/riverswim-6
     jaxmdp run --env my_mdp.npz --agents ucb,ps --out results/mine  # from MDP.save
     jaxmdp bench --out results/bench [--agents ucb,ps] [--suite standard] [--full]
     jaxmdp envs            # the environments: S, A, gain, lower bound, hardness measures
@@ -12,7 +13,8 @@
 
 ``jaxmdp run`` writes ``<out>/results.npz`` and its settings ``<out>/results.json``
 (atomically after each agent; re-running resumes and reuses finished agents unless
-``--force``), ``<out>/table.csv``, ``<out>/table.md`` and ``<out>/regret.png``;
+``--force``), ``<out>/table.csv``, ``<out>/table.md`` and ``<out>/regret.png`` (``<out>``
+is ``--out``, by default ``results/<env>`` in the current directory);
 ``--plot-only`` redraws the table and figure from saved results. ``--env`` takes an
 environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
 ``python -m jaxmdp``.
@@ -79,7 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000)
     run.add_argument("--replications", type=_positive_int("--replications"), default=100)
     run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--out", type=Path, required=True, help="output folder")
+    run.add_argument("--out", type=Path, default=None,
+                     help="output folder (default: results/ENV in the current directory, "
+                          "ENV the environment's name or the .npz file's stem)")
     run.add_argument("--rewards", choices=REWARDS, default="default",
                      help="agents told the mean rewards (known), learning them (learned), "
                           "or each agent's default (the paper's four: known; the "
@@ -170,6 +174,9 @@ def run(args) -> int:
     from jaxmdp import plotting, runner
 
     mdp = _mdp(args)
+    if args.out is None:
+        from_file = args.env_label.startswith("file:")
+        args.out = Path("results") / (Path(args.env).stem if from_file else args.env)
     options = {} if args.rewards == "default" else {"known_rewards": args.rewards == "known"}
     agents = runner.parse_agents(args.agents, **options)
     labels = [label for label, _ in agents]
@@ -200,6 +207,7 @@ def run(args) -> int:
     for what, p in (("results", path), ("table", csv_path), ("table", md_path),
                     ("figure", figure)):
         print(f"{what}: {p}")
+    print(f"results written to {args.out}")
     return 0
 
 

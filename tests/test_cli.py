@@ -7,7 +7,7 @@ import jaxmdp as jm
 from jaxmdp import cli, runner
 
 
-def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
+def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys, monkeypatch):
     # T = 2000 (recorded every 2 rounds), 64 replications: the programs of test_simulate's
     # RiverSwim-6 runs, compiled once (tests/conftest.py sends both modules to one worker).
     out = tmp_path / "rs6"
@@ -33,6 +33,22 @@ def test_run_writes_results_table_and_figure_and_resumes(tmp_path, capsys):
     assert capsys.readouterr().out.count("reusing") == 2
     np.testing.assert_array_equal(runner.load_npz(out / "results.npz")["pseudo_regret_ps"],
                                   data["pseudo_regret_ps"])
+    # Without --out the results go to results/<env> in the current directory, and the
+    # command says so: saved results moved there are found and redrawn (--plot-only).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    out.rename(tmp_path / "results" / "riverswim-6")
+    (tmp_path / "results" / "riverswim-6" / "regret.png").unlink()
+    capsys.readouterr()
+    assert cli.main(["run", "--env", "riverswim-6", "--agents", "ucb,ps", "--plot-only"]) == 0
+    assert "results written to results/riverswim-6" in capsys.readouterr().out
+    assert (tmp_path / "results" / "riverswim-6" / "regret.png").stat().st_size > 0
+
+
+def test_run_help_names_the_default_output_folder(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    assert "default: results/ENV" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(

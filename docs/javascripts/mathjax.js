@@ -1,4 +1,5 @@
-// MathJax for the \( \) and \[ \] spans that pymdownx.arithmatex (generic mode) emits.
+// MathJax for the \( \) and \[ \] spans that pymdownx.arithmatex (generic mode) emits. The
+// MathJax script itself (javascripts/mathjax/tex-svg.js) is served with the site.
 window.MathJax = {
   tex: {
     inlineMath: [["\\(", "\\)"]],
@@ -12,9 +13,19 @@ window.MathJax = {
   },
 };
 
-document$.subscribe(() => {
-  MathJax.startup.output.clearCache();
-  MathJax.typesetClear();
-  MathJax.texReset();
-  MathJax.typesetPromise();
-});
+// With Material's instant navigation a new page's formulas are typeset on each page
+// change. Before MathJax has loaded (or if it failed to load) there is nothing to reset:
+// MathJax typesets the first page itself once it starts.
+if (typeof document$ !== "undefined") {
+  document$.subscribe(() => {
+    const mathjax = window.MathJax;
+    if (!mathjax || !mathjax.startup || !mathjax.startup.output ||
+        typeof mathjax.typesetPromise !== "function") {
+      return;
+    }
+    mathjax.startup.output.clearCache();
+    mathjax.typesetClear();
+    mathjax.texReset();
+    mathjax.typesetPromise();
+  });
+}

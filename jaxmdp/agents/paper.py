@@ -194,7 +194,7 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     Args:
         name: ``"ucb"``, ``"dmed"``, ``"olp"`` or ``"ps"``.
         known_rewards: plan with the environment's mean rewards (the paper's setting,
-            default) or learn them (module docstring).
+            default) or learn them (:mod:`jaxmdp.agents.paper`).
         force_untried: ``"dmed"`` and ``"ps"`` only; untried actions first (not the
             paper's rule; off by default).
         planner: a :class:`~jaxmdp.planning.Planner`, or ``"incremental"`` (default,

@@ -250,7 +250,7 @@ def tsde_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
             rewards in ``[0, 1]`` with a Beta posterior; ``validate`` rejects means
             outside ``[0, 1]``).
         batching: episode-start conditional under vmap: ``"chunked"`` (default),
-            ``"compact"``, ``"any"`` or ``"cond"`` (module docstring); the trajectories
+            ``"compact"``, ``"any"`` or ``"cond"`` (:mod:`jaxmdp.agents.psrl`); the trajectories
             are the same.
 
     Returns:
@@ -353,7 +353,7 @@ def psrl_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]`` with a Beta posterior).
-        batching: episode-start conditional under vmap (module docstring).
+        batching: episode-start conditional under vmap (:mod:`jaxmdp.agents.psrl`).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"psrl"``.

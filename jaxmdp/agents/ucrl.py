@@ -556,7 +556,7 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
                epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
                cond: str | None = None, ties: str = "lowest",
                warm_start: bool = False, search_up_bug: bool = False) -> Agent:
-    """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (module docstring).
+    """UCRL2 (``"ucrl2"``) or KL-UCRL (``"kl_ucrl"``), configured (:mod:`jaxmdp.agents.ucrl`).
 
     Args:
         name: ``"ucrl2"`` or ``"kl_ucrl"``.

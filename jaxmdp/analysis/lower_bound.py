@@ -164,7 +164,7 @@ def regret_lower_bound(
     only through rounding for a vanishing gap) contributes ``+inf``. ``P[x, a]`` may have
     zeros (communicating MDPs such as grid worlds): the infimum runs over every law on
     the states, including those ``P[x, a]`` does not reach, where ``KL(p || q)`` stays
-    finite. Requires a constant optimal gain (see the module docstring for the classes
+    finite. Requires a constant optimal gain (see :mod:`jaxmdp.analysis.lower_bound` for the classes
     supported and what Burnetas & Katehakis assume).
 
     With ``known_rewards=False`` the learner must also tell reward means apart, and the

@@ -310,7 +310,7 @@ def kl_ucb_gaussian(p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
               \big[C(p, v, d_1) + \sigma\sqrt{2(\delta - d_1)}\big]
 
     Solved exactly through the optimality condition :math:`c(d_1) = \sigma/\sqrt{2(\delta -
-    d_1)}` (see the module docstring), each step one :func:`jaxmdp.kl_ucb_solve`.
+    d_1)}` (:mod:`jaxmdp.indices.gaussian`), each step one :func:`jaxmdp.kl_ucb_solve`.
     Edge cases: ``delta < 0`` gives ``-inf`` and ``delta == 0`` gives ``m + p.v`` (as
     :func:`jaxmdp.kl_ucb`); ``sigma == 0`` gives ``m + kl_ucb(p, v, delta)``; constant ``v``
     (or ``p`` on the argmax states) gives ``m + p.v + sigma sqrt(2 delta)``; ``delta = +inf``
@@ -352,7 +352,7 @@ def kinf_gaussian(p: ArrayLike, v: ArrayLike, m: ArrayLike, sigma: ArrayLike,
               \rho\} = \min_\mu \big[(\mu - m)^2/(2\sigma^2) + D(p, v, \rho - \mu)\big]
 
     Solved exactly through the optimality condition :math:`(\mu - m)/\sigma^2 = \lambda(\rho
-    - \mu)`, :math:`\mu \in [m, \rho - p\cdot v]` (see the module docstring), each step one
+    - \mu)`, :math:`\mu \in [m, \rho - p\cdot v]` (:mod:`jaxmdp.indices.gaussian`), each step one
     :func:`jaxmdp.kinf_solve`. Edge cases: ``rho <= m + p.v`` gives ``0``; ``rho`` beyond
     what ``q`` can reach is still finite for ``sigma > 0`` (``mu`` grows); ``sigma == 0``
     gives ``kinf(p, v, rho - m)`` (``+inf`` from ``max v`` on); constant ``v`` gives

@@ -876,7 +876,7 @@ _kinf_value = _index(_kinf_value_batched, _kinf_gradients)
 def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
     r"""The MDP-UCB index :math:`C(p,v,\delta) = \sup\{q \cdot v : \mathrm{KL}(p\|q) \le \delta\}`.
 
-    Solved as one unknown (see the module docstring; the paper's Theorem 2 needs two).
+    Solved as one unknown (:mod:`jaxmdp.indices.kl`; the paper's Theorem 2 needs two).
     Degenerate cases follow the paper's Theorem 1: ``delta < 0`` gives ``-inf``;
     ``delta == 0`` or constant ``v`` gives ``p.v``. ``p`` may have zero entries; if the
     largest ``v`` is attained only where ``p`` is zero, the supremum may put mass there and

@@ -546,7 +546,7 @@ def evi(
     :math:`\{q : \|q - \hat p(s, a)\|_1 \le d(s, a)\}` for ``ball="l1"`` or
     :math:`\{q : \mathrm{KL}(\hat p(s, a) \| q) \le \delta(s, a)\}` for ``ball="kl"``
     (Filippi, Cappé & Garivier 2010), with :math:`q` on the simplex. Both inner maxima
-    are exact (see the module docstring): the L1 one by Jaksch et al.'s Figure 2 with one
+    are exact: the L1 one by Jaksch et al.'s Figure 2 with one
     sort of :math:`u_i` per sweep shared by all pairs (:math:`O(S^2 A)` per sweep), the KL
     one by :func:`jaxmdp.kl_ucb_solve` (:math:`S A` solves of size :math:`S` per sweep).
 
