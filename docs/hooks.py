@@ -57,7 +57,11 @@ def _object(path: str):
 
 
 def _summary(obj, module: str, documented: set[str]) -> str:
-    """The first sentence of ``obj``'s docstring, as Markdown for one table cell."""
+    """The first sentence of ``obj``'s docstring, as Markdown for one table cell (for a
+    constant, its value)."""
+    if not (inspect.ismodule(obj) or inspect.isclass(obj) or callable(obj)):
+        value = repr(obj)
+        return f"`{value if len(value) <= 60 else value[:57] + '...'}`".replace("|", r"\|")
     doc = inspect.getdoc(obj) or ""
     paragraph = " ".join(doc.split("\n\n")[0].split())
     end = re.search(r"[.:](?=\s+[A-Z(`*])", paragraph)
@@ -83,9 +87,12 @@ def summary_table(markdown: str) -> str:
                       for name in getattr(obj, "__all__", [])
                       if inspect.isfunction(getattr(obj, name))]
         for name, member in names:
-            shown = name.removeprefix("jaxmdp.") if inspect.ismodule(member) else (
-                name.rpartition(".")[2] if name.count(".") == 1 else
-                name.removeprefix("jaxmdp."))
+            parent = name.rpartition(".")[0]
+            # jm.NAME and the agent factories by their name; the rest with their module
+            # (envs.make, planning.ModelChange, bench.run_bench, agents.paper).
+            shown = (name.rpartition(".")[2] if not inspect.ismodule(member) and (
+                parent == "jaxmdp" or parent.startswith("jaxmdp.agents."))
+                else name.removeprefix("jaxmdp."))
             module = member.__name__ if inspect.ismodule(member) else getattr(
                 member, "__module__", "jaxmdp")
             rows.append(f"| [`{shown}`][{name}] | {_summary(member, module, documented)} |")

@@ -1,7 +1,8 @@
 """The documentation runs: every ``>>>`` example in the package's docstrings (doctest over
 every module found by walking ``jaxmdp`` with :mod:`pkgutil`), and the Python code blocks
 of every tutorial page under ``docs/tutorials/`` (concatenated per page and executed in a
-fresh namespace, in a temporary working directory)."""
+fresh namespace, in a temporary working directory); and the API reference's coverage:
+every public name has an entry on the pages of ``docs/api/``."""
 
 import doctest
 import importlib

@@ -566,8 +566,9 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         epsilon_rule: ``"sqrt"`` (EVI stops at span ``< 1/sqrt(t_k)``, default) or
             ``"t"`` (``< 1/t_k``).
         max_evi_steps: the most EVI sweeps per episode start (positive int).
-        cond: ``"chunked"``, ``"compact"``, ``"cond_any"`` or ``"lax"`` (see the module
-            docstring); default ``"chunked"`` for UCRL2, ``"compact"`` for KL-UCRL.
+        cond: ``"chunked"``, ``"compact"``, ``"cond_any"`` or ``"lax"`` (see
+            :mod:`jaxmdp.agents.ucrl`); default ``"chunked"`` for UCRL2, ``"compact"``
+            for KL-UCRL.
         ties: ``"lowest"`` (default) or ``"random_least_visited"`` (the StatisticalRL
             rule, re-sampled at every step; :class:`UCRLConfig`).
         warm_start: start each episode's EVI from the previous values (default False:

@@ -23,8 +23,8 @@ __all__ = [
     "initial_policy",    "keep_or_lowest", "policy_rows", "q_values", "tolerance",
 ]
 
-#: Default most policy evaluations of a policy-iteration solve.
 DEFAULT_MAX_STEPS = 1000
+"""Default most policy evaluations of a policy-iteration solve (``max_steps``)."""
 
 HIGHEST = jax.lax.Precision.HIGHEST
 

@@ -385,8 +385,8 @@ INNER_MAXIMISATIONS = {
                                                 lambda p_hat: None, False),
 }
 
-#: The confidence balls :func:`evi` knows.
 BALLS = tuple(INNER_MAXIMISATIONS)
+"""The confidence balls :func:`evi` and :func:`evi_planner` know (their ``ball`` argument)."""
 
 
 # -----------------------------------------------------------------------------------------
