@@ -32,12 +32,27 @@ _MATH_DIRECTIVE = re.compile(r"^(\s*)\.\. math::\s*(.*)$")
 _RULE = re.compile(r"^\s*=+( +=+)+\s*$")
 
 
+_ENTRY = re.compile(r"^::: (\S+)((?:\n[ \t]+.*)*)", flags=re.MULTILINE)
+
+
 def _documented() -> set[str]:
     """The identifiers rendered by ``::: name`` on the API pages."""
     names = set()
     for page in _API.glob("*.md"):
-        names.update(re.findall(r"^::: (\S+)", page.read_text(), flags=re.MULTILINE))
+        names.update(m.group(1) for m in _ENTRY.finditer(page.read_text()))
     return names
+
+
+def _members_hidden() -> set[str]:
+    """The identifiers rendered without their members (``members: false``)."""
+    names = set()
+    for page in _API.glob("*.md"):
+        names.update(m.group(1) for m in _ENTRY.finditer(page.read_text())
+                     if "members: false" in m.group(2))
+    return names
+
+
+_HIDDEN = _members_hidden()
 
 
 class RstToMarkdown(griffe.Extension):
@@ -49,16 +64,38 @@ class RstToMarkdown(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
         # ``from jaxmdp.simulate import simulate`` in a package's ``__init__`` makes the
         # name ``jaxmdp.simulate`` the function, but griffe keeps the submodule under it:
-        # point such names at the imported object, as Python does.
+        # point such names at the imported object, as Python does. A name imported from
+        # a subpackage that imports it in turn (``jaxmdp.policy_iteration`` from
+        # ``jaxmdp.planning``, whose ``policy_iteration`` is also a submodule) is followed
+        # to where it is defined.
         for name, target in pkg.imports.items():
             member = pkg.members.get(name)
             if member is not None and member.is_module and target != member.path:
-                pkg.set_member(name, griffe.Alias(name, target, parent=pkg))
+                final = _defined_at(pkg, target)
+                pkg.set_member(name, griffe.Alias(name, final, parent=pkg))
 
     def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
         if obj.docstring is not None:
             module = obj.module.path if not obj.is_module else obj.path
             obj.docstring.value = convert(obj.docstring.value, module, self.documented)
+
+
+def _defined_at(pkg: griffe.Module, path: str, hops: int = 0) -> str:
+    """The path where the object imported as ``path`` is defined, following the imports
+    of the packages on the way (``jaxmdp.planning.policy_iteration`` is imported by
+    ``jaxmdp.planning`` from ``jaxmdp.planning.policy_iteration.policy_iteration``)."""
+    parts = path.split(".")
+    if parts[0] != pkg.name or hops > 10:
+        return path
+    owner = pkg
+    for part in parts[1:-1]:
+        owner = owner.members.get(part)
+        if owner is None or owner.is_alias or not owner.is_module:
+            return path
+    target = owner.imports.get(parts[-1])
+    if target and target != path:
+        return _defined_at(pkg, target, hops + 1)
+    return path
 
 
 def _target(name: str, module: str, documented: set[str]) -> str | None:
@@ -71,7 +108,8 @@ def _target(name: str, module: str, documented: set[str]) -> str | None:
             return candidate
         # Members of a documented class or module (methods, envs functions) are rendered
         # on its page too.
-        if parent in documented and parent != "jaxmdp" and not last.startswith("_"):
+        if (parent in documented and parent != "jaxmdp" and parent not in _HIDDEN
+                and not last.startswith("_")):
             return candidate
     return None
 

@@ -3,7 +3,8 @@
 * Serve the repository's ``figures/`` (drawn by ``experiments/``) as ``figures/*.png`` of
   the site, so that the pages show the committed figures without a copy of them under
   ``docs/``.
-* Serve MathJax from the installed ``mathjax`` package of the ``docs`` extra
+* Serve MathJax from the ``docs`` extra's MathJax 3 package (``django-static-mathjax``,
+  a plain copy of MathJax's files, no Django needed)
   (``javascripts/mathjax/tex-svg.js``), so that formulas render without a network.
 * On the API pages, replace the line ``<!-- summary -->`` by a table of the page's
   entries (every ``::: name`` line; for a module rendered with its members, each name of
@@ -36,7 +37,7 @@ def mathjax_file() -> Path:
     ``docs`` extra)."""
     import mathjax
 
-    return Path(mathjax.__file__).resolve().parent / "es5" / "tex-svg.js"
+    return Path(mathjax.__file__).resolve().parent / "static" / "mathjax" / "es5" / "tex-svg.js"
 
 
 def on_files(files, config):
@@ -48,12 +49,19 @@ def on_files(files, config):
 
 
 def _object(path: str):
-    """The Python object a ``::: path`` entry documents."""
-    try:
-        return importlib.import_module(path)
-    except ImportError:
-        module, _, name = path.rpartition(".")
-        return getattr(_object(module), name)
+    """The Python object a ``::: path`` entry documents: an attribute of its parent where
+    there is one (``jaxmdp.evi`` is the function that ``jaxmdp`` exports), else the module
+    of that name."""
+    parent, _, name = path.rpartition(".")
+    if parent:
+        owner = _object(parent)
+        if hasattr(owner, name):
+            return getattr(owner, name)
+        try:  # a function named after its module: jaxmdp.envs.garnet.garnet
+            return getattr(importlib.import_module(parent), name)
+        except (ImportError, AttributeError):
+            pass
+    return importlib.import_module(path)
 
 
 def _summary(obj, module: str, documented: set[str]) -> str:
@@ -64,10 +72,17 @@ def _summary(obj, module: str, documented: set[str]) -> str:
         return f"`{value if len(value) <= 60 else value[:57] + '...'}`".replace("|", r"\|")
     doc = inspect.getdoc(obj) or ""
     paragraph = " ".join(doc.split("\n\n")[0].split())
-    end = re.search(r"[.:](?=\s+[A-Z(`*])", paragraph)
+    end = re.search(r"[.:](?=\s+[A-Z`*])", paragraph)
     if end and end.end() < len(paragraph):
         paragraph = paragraph[:end.start()] + "."
     return griffe_rst.convert(paragraph, module, documented).replace("|", r"\|")
+
+
+def shadowed(module, name: str) -> bool:
+    """Whether ``module.name`` is a function defined in a submodule of the same name
+    (``jaxmdp.envs.garnet`` from ``jaxmdp/envs/garnet.py``): griffe renders the submodule
+    under that name, so the function needs an entry of its own."""
+    return getattr(getattr(module, name), "__module__", None) == f"{module.__name__}.{name}"
 
 
 def entries(markdown: str) -> list[tuple[str, bool]]:
@@ -85,7 +100,8 @@ def summary_table(markdown: str) -> str:
         if inspect.ismodule(obj) and members:
             names += [(f"{path}.{name}", getattr(obj, name))
                       for name in getattr(obj, "__all__", [])
-                      if inspect.isfunction(getattr(obj, name))]
+                      if inspect.isfunction(getattr(obj, name))
+                      and not shadowed(obj, name)]
         for name, member in names:
             parent = name.rpartition(".")[0]
             # jm.NAME and the agent factories by their name; the rest with their module

@@ -97,11 +97,18 @@ SUBPACKAGES = ("envs", "planning", "analysis", "agents")
 
 
 def _resolve(path: str):
-    try:
-        return importlib.import_module(path)
-    except ImportError:
-        module, _, name = path.rpartition(".")
-        return getattr(_resolve(module), name)
+    """The object at ``path``: an attribute of its parent where there is one (``jaxmdp.evi``
+    is the function that ``jaxmdp`` exports), else the module of that name."""
+    parent, _, name = path.rpartition(".")
+    if parent:
+        owner = _resolve(parent)
+        if hasattr(owner, name):
+            return getattr(owner, name)
+        try:  # a function named after its module: jaxmdp.envs.garnet.garnet
+            return getattr(importlib.import_module(parent), name)
+        except (ImportError, AttributeError):
+            pass
+    return importlib.import_module(path)
 
 
 def _api_entries() -> tuple[set[str], set[int]]:
@@ -115,16 +122,25 @@ def _api_entries() -> tuple[set[str], set[int]]:
             ids.add(id(obj))
             if inspect.ismodule(obj) and "members: false" not in options:
                 for name in getattr(obj, "__all__", []):
-                    paths.add(f"{path}.{name}")
-                    ids.add(id(getattr(obj, name)))
+                    member = getattr(obj, name)
+                    # A function defined in a submodule of its own name (envs.garnet) is
+                    # rendered as that submodule: it needs an entry of its own.
+                    if getattr(member, "__module__", None) != f"{obj.__name__}.{name}":
+                        paths.add(f"{path}.{name}")
+                        ids.add(id(member))
     return paths, ids
 
 
+# Deprecated modules still listed in ``__all__`` for one release (served by the package's
+# ``__getattr__``); they are not documented. Deprecated aliases of documented objects
+# (``jm.PlanningSolution`` is ``jm.Solution``) are covered by the object's entry.
+DEPRECATED = {"jaxmdp.examples"}
+
+
 def _public(module) -> list[tuple[str, object]]:
-    """``module.__all__`` less the names served by a module ``__getattr__`` (deprecated
-    aliases, which are not documented)."""
-    return [(f"{module.__name__}.{name}", getattr(module, name))
-            for name in getattr(module, "__all__", []) if name in vars(module)]
+    """``module.__all__`` less the deprecated names."""
+    names = [f"{module.__name__}.{name}" for name in getattr(module, "__all__", [])]
+    return [(path, _resolve(path)) for path in names if path not in DEPRECATED]
 
 
 def _agent_factories() -> list[tuple[str, object]]:
