@@ -19,11 +19,14 @@ window.MathJax = {
 if (typeof document$ !== "undefined") {
   document$.subscribe(() => {
     const mathjax = window.MathJax;
-    if (!mathjax || !mathjax.startup || !mathjax.startup.output ||
-        typeof mathjax.typesetPromise !== "function") {
+    if (!mathjax || !mathjax.startup || typeof mathjax.typesetPromise !== "function") {
       return;
     }
-    mathjax.startup.output.clearCache();
+    // The CHTML output has a font cache to clear; the SVG output served here has none.
+    const output = mathjax.startup.output;
+    if (output && typeof output.clearCache === "function") {
+      output.clearCache();
+    }
     mathjax.typesetClear();
     mathjax.texReset();
     mathjax.typesetPromise();
