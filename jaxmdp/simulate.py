@@ -29,7 +29,6 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -427,8 +426,7 @@ def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
              chunk_size: int = 2000, progress: bool = True, devices=None,
-             initial_reward_sums=None, record_path: bool = False,
-             **deprecated) -> Trajectories:
+             initial_reward_sums=None, record_path: bool = False) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
@@ -495,10 +493,6 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
-        **deprecated: ``planner`` and ``refresh_every``, the paper's agents' options,
-            are still accepted for one release with a ``DeprecationWarning`` and passed on
-            to a named agent; configure the agent instead
-            (``jm.get_agent("ucb", planner="full")``).
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
@@ -547,7 +541,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         True
     """
     enable_compilation_cache()  # on by default; a user's own configuration wins
-    agent = _agent_with_options(agent, deprecated)
+    agent = get_agent(agent)
     mdp, instances = _instances(mdp)
     horizon, replications, record_every, chunk_size = _validate(
         horizon, replications, record_every, chunk_size, record_path)
@@ -644,23 +638,6 @@ def _solve_instances(mdp: MDP, instances):
         except ValueError as error:
             raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
     return gain, delta
-
-
-def _agent_with_options(agent, deprecated: dict) -> Agent:
-    """The :class:`Agent` to run: ``agent`` itself, or the named agent with the deprecated
-    ``planner`` / ``refresh_every`` keywords of :func:`simulate` as its options."""
-    unknown = set(deprecated) - {"planner", "refresh_every"}
-    if unknown:
-        raise TypeError(f"simulate() got unexpected keyword arguments {sorted(unknown)}")
-    options = {k: v for k, v in deprecated.items() if v is not None}
-    if deprecated:
-        warnings.warn("simulate(planner=..., refresh_every=...) is deprecated; configure the "
-                      "agent instead: jm.get_agent(name, planner=..., refresh_every=...)",
-                      DeprecationWarning, stacklevel=3)
-    if options and isinstance(agent, Agent):
-        raise ValueError(f"planner and refresh_every configure a named agent; configure the "
-                         f"Agent object {agent.name!r} itself, got {options}")
-    return get_agent(agent, **options)
 
 
 def _validate(horizon, replications, record_every, chunk_size, record_path):

@@ -96,6 +96,19 @@ def test_every_public_name_has_an_api_entry():
     assert not missing, f"public names without an entry in docs/api/: {missing}"
 
 
+def test_a_deprecated_name_warns_with_its_removal_version_and_resolves(monkeypatch):
+    # The table holds only names of released versions (none yet); one entry is enough to
+    # check the module __getattr__ that serves it.
+    assert jaxmdp._DEPRECATIONS == {}
+    monkeypatch.setitem(jaxmdp._DEPRECATIONS, "OldSolution", ("planning.Solution", "0.3.0"))
+    with pytest.warns(DeprecationWarning, match=r"jaxmdp\.OldSolution is deprecated and will "
+                                                r"be removed in jaxmdp 0\.3\.0; use "
+                                                r"jaxmdp\.planning\.Solution"):
+        assert jaxmdp.OldSolution is jaxmdp.planning.Solution
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
+        jaxmdp.NoSuchName  # noqa: B018
+
+
 # --- Tutorials -------------------------------------------------------------------------
 # A page's ```python blocks run in order, concatenated, in one fresh namespace. A block
 # right after a line ``<!-- requires: jaxmdp.X.y ... -->`` runs only when those names

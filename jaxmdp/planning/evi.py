@@ -587,8 +587,7 @@ def evi(
 
     Returns:
         A :class:`~jaxmdp.planning.Solution` ``(gain, bias, policy, num_steps, status,
-        q_opt, span)``: ``bias`` is ``u`` (also readable as ``.u``) and ``gain`` the
-        gain estimate (also ``.gain_estimate``).
+        q_opt, span)``: ``bias`` is ``u`` and ``gain`` the gain estimate.
 
     Raises:
         ValueError: for an unknown ``ball``, a non-positive ``epsilon`` or ``max_steps``,

@@ -298,12 +298,6 @@ def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
     _regression_run("ucb", "shifted")
 
 
-def test_simulate_rejects_planner_options_for_agent_objects():
-    with (pytest.warns(DeprecationWarning, match="configure the agent instead"),
-          pytest.raises(ValueError, match="planner and refresh_every configure a named agent")):
-        jm.simulate(jm.envs.make("paper-mdp"), GREEDY, 10, 2, planner="full", progress=False)
-
-
 # --- Learned rewards: the estimates the agents plan with ------------------------------------
 def test_learning_agents_plan_with_posterior_mean_rewards():
     paper = jm.envs.make("paper-mdp").with_reward_law("bernoulli")

@@ -145,7 +145,7 @@ def test_incremental_policy_iteration_from_scratch_state_and_refresh():
         sol, state = solve(mdp.P, mdp.R, mdp.mask, jnp.full(9, -1, jnp.int32), stale,
                            refresh)
         np.testing.assert_array_equal(sol.policy, reference.policy)
-        assert int(sol.status) == jm.PlanningStatus.CONVERGED
+        assert int(sol.status) == jm.Status.CONVERGED
         np.testing.assert_allclose(sol.gain, reference.gain, atol=1e-12)
         np.testing.assert_allclose(sol.bias, reference.bias, atol=1e-11)
         rows = jnp.take_along_axis(mdp.P, sol.policy[:, None, None], axis=1)[:, 0]
