@@ -15,7 +15,7 @@ import warnings as _warnings
 from jaxmdp import analysis, envs, planning
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
 from jaxmdp.analysis.hardness import Hardness, hardness
-from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
+from jaxmdp.analysis.lower_bound import RegretLowerBound, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
     GainSensitivity,
     IndexSensitivity,
@@ -52,6 +52,7 @@ from jaxmdp.planning import (
     Status,
     estimate,
     evi,
+    gaps,
     policy_iteration,
     solve_average_reward,
 )

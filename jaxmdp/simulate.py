@@ -40,11 +40,10 @@ from jax.extend.random import threefry_2x32
 import jaxmdp._sharding as sharding
 from jaxmdp._cache import enable_compilation_cache
 from jaxmdp._progress import Progress
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
-from jaxmdp.analysis.lower_bound import gains_and_gaps, gaps
+from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
 from jaxmdp.mdp import MDP
-from jaxmdp.planning._core import Status
-from jaxmdp.planning.policy_iteration import solve_average_reward
+from jaxmdp.planning import Status, solve_average_reward
+from jaxmdp.planning.suboptimality import gains_and_gaps, gaps
 
 #: Horizons up to this many rounds record every round by default.
 MAX_DEFAULT_RECORDS = 100_000
@@ -627,7 +626,7 @@ def _instances(mdp):
 
 def _solve_instances(mdp: MDP, instances):
     """The optimal gain and the gaps of ``mdp``, or of every instance of a batch (the same
-    program, vmapped: :func:`jaxmdp.analysis.lower_bound.gains_and_gaps`)."""
+    program, vmapped: :func:`jaxmdp.planning.suboptimality.gains_and_gaps`)."""
     if instances is None:
         gain, _, _ = solve_average_reward(mdp)
         return gain, gaps(mdp)

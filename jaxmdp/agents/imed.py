@@ -71,9 +71,9 @@ import jax
 import jax.numpy as jnp
 
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.psrl import validate_unit_rewards
-from jaxmdp.analysis.lower_bound import bernoulli_joint
+from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.indices.kl import kinf
+from jaxmdp.mdp import bernoulli_joint
 from jaxmdp.planning.policy_iteration import policy_iteration
 
 __all__ = ["INDICES", "IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]

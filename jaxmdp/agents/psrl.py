@@ -72,10 +72,9 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.paper import validate_learned_rewards
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.planning._core import default_rtol, improve
-from jaxmdp.planning.policy_iteration import policy_iteration
+from jaxmdp.agents.validation import validate_unit_rewards
+from jaxmdp.planning.policy_iteration import policy_iteration, warm_start_policy
 from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
@@ -88,7 +87,6 @@ __all__ = [
     "psrl_agent",
     "sample_mdp",
     "tsde_agent",
-    "validate_unit_rewards",
 ]
 
 #: Episode-start conditionals (see the module docstring).
@@ -211,8 +209,7 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
     def start(key, state, counts, reward_sums, visits, t, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
-                       default_rtol(P.dtype, P.shape[-1]))
+        warm = warm_start_policy(P, R, mask, state.bias.astype(P.dtype), state.policy)
         solution = policy_iteration(P, R, mask, warm)
         return TSDEState(policy=solution.policy.astype(jnp.int32), episode_start=t,
                          previous_length=t - state.episode_start, start_visits=visits,
@@ -264,18 +261,6 @@ def tsde_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
     return Agent("tsde", _init, _step, config, validate_unit_rewards)
 
 
-def validate_unit_rewards(spec: EnvSpec, config) -> None:
-    """Learned rewards (``config.known_rewards=False``) model rewards in ``[0, 1]``.
-
-    Raises:
-        ValueError: for the Gaussian reward law, or a mean reward outside ``[0, 1]``.
-    """
-    if not config.known_rewards and spec.reward_law == "gaussian":
-        raise ValueError("known_rewards=False models rewards in [0, 1], got the 'gaussian' "
-                         "reward law (use known_rewards=True)")
-    validate_learned_rewards(spec, config)
-
-
 register_agent("tsde", tsde_agent)
 
 
@@ -316,8 +301,7 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
     def start(key, state, counts, reward_sums, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
-                       default_rtol(P.dtype, P.shape[-1]))
+        warm = warm_start_policy(P, R, mask, state.bias.astype(P.dtype), state.policy)
         solution = policy_iteration(P, R, mask, warm)
         return PSRLState(policy=solution.policy.astype(jnp.int32),
                          episode_visits=jnp.sum(counts, axis=-1).astype(jnp.int32),

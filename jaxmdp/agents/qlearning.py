@@ -79,7 +79,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
 
 __all__ = ["QConfig", "QState", "optimistic_q_agent", "q_update", "theory_horizon"]
 

@@ -65,7 +65,7 @@ specified; ``ties="random_least_visited"`` reproduces theirs, ``UCRL2.py`` lines
 
 **UCRL2B** and **UCRL3** (:func:`ucrl2b_agent`, :func:`ucrl3_agent`) share these episodes
 and this batching, with per-next-state bounds (:mod:`jaxmdp.agents.confidence`) and the
-``"box"`` and ``"ucrl3"`` sets of :func:`jaxmdp.evi`; their defaults follow the
+``"box"`` set of :func:`jaxmdp.evi` and UCRL3's (:mod:`.ucrl3_support`); their defaults follow the
 StatisticalRL code (random least-visited ties, ``1/t_k``, warm start).
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
@@ -115,9 +115,10 @@ from jaxmdp.agents.confidence import (
     ucrl3_transition_bounds,
 )
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.analysis.lower_bound import check_unit_rewards
+from jaxmdp.agents.ucrl3_support import UCRL3_BALL, UCRL3_KEY_SUMS_BALL, UCRL3Bounds
+from jaxmdp.mdp import check_unit_rewards
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
-from jaxmdp.planning.evi import BoxBounds, UCRL3Bounds
+from jaxmdp.planning.evi import BoxBounds
 
 __all__ = [
     "TIES",
@@ -256,9 +257,9 @@ class UCRL3Config(NamedTuple):
     warm_start: bool = True
 
     @property
-    def ball(self) -> str:
-        """``"ucrl3"``, or ``"ucrl3_key_sums"`` for the published support."""
-        return "ucrl3_key_sums" if self.key_sums else "ucrl3"
+    def ball(self):
+        """UCRL3's near-optimistic sets, or with the published support (``key_sums``)."""
+        return UCRL3_KEY_SUMS_BALL if self.key_sums else UCRL3_BALL
 
     @property
     def planner(self) -> Planner:
@@ -680,7 +681,7 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
     Bernstein / sub-Gaussian bounds with peeling, empirical-Bernstein and
     Hoeffding-Laplace reward bounds, ``delta`` split over ``S A (3 + 3 S)``), and
     extended value iteration over the near-optimistic sets
-    (:func:`jaxmdp.planning.evi.near_optimistic_support`, recomputed at every sweep; the
+    (:func:`jaxmdp.agents.ucrl3_support.near_optimistic_support`, recomputed at every sweep; the
     inner maximum is the box maximiser on that support, ``max_proba``, lines 264-290),
     stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325).
 

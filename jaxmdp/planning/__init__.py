@@ -35,6 +35,7 @@ from jaxmdp.planning.policy_iteration import (
     policy_iteration,
     solve_average_reward,
 )
+from jaxmdp.planning.suboptimality import gaps
 
 __all__ = [
     "BALLS",
@@ -50,6 +51,7 @@ __all__ = [
     "evi",
     "evi_planner",
     "exact_planner",
+    "gaps",
     "incremental_planner",
     "incremental_policy_iteration",
     "policy_iteration",

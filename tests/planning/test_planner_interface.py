@@ -94,7 +94,8 @@ def test_evi_planner_with_zero_radius_finds_the_optimal_gain():
 
 def test_evi_planner_rejects_an_unknown_ball():
     with pytest.raises(ValueError, match=r"ball must be one of \['l1', 'kl', 'kl_published', "
-                                         r"'box', 'ucrl3', 'ucrl3_key_sums'\], got 'ball'"):
+                                         r"'box', 'ucrl3', 'ucrl3_key_sums'\] or an "
+                                         r"InnerMaximisation, got 'ball'"):
         planning.evi_planner("ball")
 
 
