@@ -58,6 +58,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import NamedTuple
 
@@ -201,4 +202,4 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
 
 
 for _name in PAPER_AGENTS:
-    register_agent(_name, lambda _n=_name, **options: paper_agent(_n, **options))
+    register_agent(_name, functools.partial(paper_agent, _name))

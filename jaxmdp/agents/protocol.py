@@ -41,6 +41,7 @@ options return equal agents, so ``jit`` compiles once for both.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
@@ -51,6 +52,7 @@ __all__ = [
     "EnvSpec",
     "Observation",
     "agent_names",
+    "agent_options",
     "get_agent",
     "register_agent",
 ]
@@ -157,6 +159,14 @@ def register_agent(name: str, factory: Callable[..., Agent]) -> None:
     _REGISTRY[name.lower()] = factory
 
 
+def agent_options(name: str) -> list[str]:
+    """The keyword options of the agent registered as ``name`` (its factory's keyword
+    parameters), e.g. for ``get_agent(name, **options)``."""
+    parameters = inspect.signature(_REGISTRY[name.lower()]).parameters.values()
+    return [p.name for p in parameters
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
 def agent_names() -> list[str]:
     """The names :func:`get_agent` knows, sorted."""
     return sorted(_REGISTRY)
@@ -196,11 +206,11 @@ def get_agent(agent: str | Agent, **options) -> Agent:
                              f"{sorted(options)} with the Agent object {agent.name!r}")
         return agent
     if isinstance(agent, str) and agent.lower() in _REGISTRY:
+        factory = _REGISTRY[agent.lower()]
         try:
-            return _REGISTRY[agent.lower()](**options)
-        except TypeError as error:  # an option the factory does not have
-            if "unexpected keyword argument" not in str(error):
-                raise
-            raise ValueError(f"agent {agent!r} has no such option: {error}; got options "
-                             f"{sorted(options)}") from None
+            inspect.signature(factory).bind(**options)
+        except TypeError:
+            raise ValueError(f"agent {agent!r} takes the options {agent_options(agent)}, got "
+                             f"options {sorted(options)}") from None
+        return factory(**options)
     raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")

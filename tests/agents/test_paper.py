@@ -61,7 +61,9 @@ def test_get_agent_unknown_name_lists_known():
         ("dmed", dict(planner="lu"), r"planner must be a jaxmdp.planning.Planner, "
                                      r"'incremental' or 'full', got 'lu'"),
         ("olp", dict(refresh_every=0), "refresh_every must be a positive integer, got 0"),
-        ("ucb", dict(optimism=2), "unexpected keyword argument 'optimism'"),
+        ("ucb", dict(optimism=2), r"agent 'ucb' takes the options \['known_rewards', "
+                                  r"'force_untried', 'planner', 'refresh_every'\], got "
+                                  r"options \['optimism'\]"),
     ],
 )
 def test_get_agent_rejects_bad_options(name, options, match):
