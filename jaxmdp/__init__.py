@@ -13,7 +13,7 @@ import warnings as _warnings
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import analysis, envs, planning
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent, register_agent
 from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.analysis.lower_bound import RegretLowerBound, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
@@ -86,6 +86,7 @@ __all__ = [
     "Observation",
     "agent_names",
     "get_agent",
+    "register_agent",
     "Estimate",
     "estimate",
     "evi",

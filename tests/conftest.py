@@ -51,6 +51,20 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 
+@pytest.fixture(autouse=True)
+def _restore_registries():
+    """A test (or a docstring example, or a tutorial page) that registers an agent or an
+    environment leaves both registries as it found them."""
+    from jaxmdp import envs
+    from jaxmdp.agents import protocol
+
+    saved = [(table, dict(table)) for table in (protocol._REGISTRY, envs._REGISTRY)]
+    yield
+    for table, contents in saved:
+        table.clear()
+        table.update(contents)
+
+
 @pytest.fixture
 def run_on_host_devices():
     """Runs Python ``code`` (with ``args``) in a subprocess whose JAX sees ``count`` CPU

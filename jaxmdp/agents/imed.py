@@ -70,7 +70,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.indices.kl import kinf
 from jaxmdp.mdp import bernoulli_joint
@@ -225,6 +225,3 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent
         raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}")
     return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index),
                  validate_unit_rewards)
-
-
-register_agent("imed_rl", imed_rl_agent)

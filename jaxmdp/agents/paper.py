@@ -58,13 +58,12 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import numbers
 from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.rounds import (
     EstimateState,
     init_estimate,
@@ -199,7 +198,3 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
     _check_config(name, config)
     return Agent(name, _init, _STEPS[name], config, validate_learned_rewards)
-
-
-for _name in PAPER_AGENTS:
-    register_agent(_name, functools.partial(paper_agent, _name))

@@ -74,7 +74,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmdp.agents.batching import check_cond, episode_cond
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.planning.policy_iteration import policy_iteration, warm_start_policy
 from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
@@ -265,8 +265,6 @@ def tsde_agent(*, known_rewards: bool = False, cond: str = "chunked",
     return Agent("tsde", _init, _step, config, validate_unit_rewards)
 
 
-register_agent("tsde", tsde_agent)
-
 
 class PSRLState(NamedTuple):
     """PSRL's state for one replication.
@@ -356,6 +354,3 @@ def psrl_agent(*, known_rewards: bool = False, cond: str = "chunked",
     """
     config = _sampling_config(PSRLConfig, known_rewards, cond, batching)
     return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards)
-
-
-register_agent("psrl", psrl_agent)

@@ -105,7 +105,6 @@ References:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import numbers
 from typing import Any, ClassVar, NamedTuple
@@ -121,7 +120,7 @@ from jaxmdp.agents.confidence import (
     ucrl3_reward_upper,
     ucrl3_transition_bounds,
 )
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.ucrl3_support import UCRL3_BALL, UCRL3_KEY_SUMS_BALL, UCRL3Bounds
 from jaxmdp.mdp import check_unit_rewards
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
@@ -858,9 +857,3 @@ def replay_episodes(states, actions, num_states: int, num_actions: int,
         nu[rows, s, a] += 1
         visits[rows, s, a] += 1
     return starts, stationary
-
-
-register_agent("ucrl2", functools.partial(ucrl_agent, "ucrl2"))
-register_agent("kl_ucrl", functools.partial(ucrl_agent, "kl_ucrl"))
-register_agent("ucrl2b", ucrl2b_agent)
-register_agent("ucrl3", ucrl3_agent)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
+import jaxmdp.agents
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
@@ -364,5 +365,19 @@ def test_env_spec_initial_round_is_the_first_played_round():
 
 @pytest.mark.parametrize("name", jm.agent_names())
 def test_an_unknown_option_raises_value_error_naming_it(name):
-    with pytest.raises(ValueError, match="no_such_option"):
+    options = ", ".join(repr(o) for o in jaxmdp.agents.agent_options(name))
+    with pytest.raises(ValueError, match=rf"agent '{name}' takes the options \[{options}\], "
+                                         rf"got options \['no_such_option'\]"):
         jm.get_agent(name, no_such_option=1)
+
+
+def test_register_agent_rejects_a_second_registration_unless_replace():
+    factory = jaxmdp.agents.AGENTS["ucb"]
+    with pytest.raises(ValueError, match="agent 'ucb' is already registered; pass "
+                                         "replace=True"):
+        jm.register_agent("UCB", lambda: GREEDY)
+    jm.register_agent("ucb", lambda: GREEDY, replace=True)
+    assert jm.get_agent("ucb") is GREEDY
+    jm.register_agent("ucb", factory, replace=True)
+    with pytest.raises(ValueError, match="factory must be callable"):
+        jm.register_agent("greedy", GREEDY)
