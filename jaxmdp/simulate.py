@@ -78,6 +78,11 @@ class Trajectories(NamedTuple):
         states: with ``record_path=True``, the state of every played round, int32
             ``[replications, horizon]``; else ``None``.
         actions: with ``record_path=True``, the action of every played round; else ``None``.
+        unconverged: planning solves that did not converge, int32 ``[replications]``, when
+            the agent's state counts them in an ``unconverged`` field or property (the
+            paper's agents: rounds whose planner did not return ``CONVERGED``; the UCRL
+            family: episode starts whose EVI stopped at ``max_evi_steps``); ``None``
+            otherwise.
     """
 
     pseudo_regret: jax.Array
@@ -90,6 +95,7 @@ class Trajectories(NamedTuple):
     agent_state: Any = None
     states: jax.Array | None = None
     actions: jax.Array | None = None
+    unconverged: jax.Array | None = None
 
 
 class _Carry(NamedTuple):
@@ -794,4 +800,5 @@ def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_ev
         agent_state=agent_state,
         states=states,
         actions=actions,
+        unconverged=getattr(agent_state, "unconverged", None),
     )

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.mdp import MDP
-from jaxmdp.planning import Estimate, ModelChange, Planner
+from jaxmdp.planning import Estimate, ModelChange, Planner, Status
 from jaxmdp.planning.estimate import good_actions_from_visits, transition_estimate
 from jaxmdp.planning.incremental import default_refresh_every
 
@@ -46,6 +46,9 @@ class EstimateState(NamedTuple):
         visits: ``n[x, a]``, int32 ``[S, A]``.
         last: ``(x, a)``, the pair played last (its count row changes before the next
             round), int32 ``[2]``.
+        unconverged: rounds whose solve did not converge (the planner's status was not
+            ``CONVERGED``: ``MAX_STEPS``, ``SINGULAR`` or ``MULTICHAIN``), int32; the
+            UCRL family counts its EVI solves the same way.
     """
 
     policy: jax.Array
@@ -53,6 +56,7 @@ class EstimateState(NamedTuple):
     model: jax.Array
     visits: jax.Array
     last: jax.Array
+    unconverged: jax.Array
 
 
 def init_estimate(counts: jax.Array, rewards: jax.Array, mask: jax.Array,
@@ -73,7 +77,8 @@ def init_estimate(counts: jax.Array, rewards: jax.Array, mask: jax.Array,
     model = transition_estimate(counts, dtype=jnp.asarray(rewards).dtype)
     evaluation = planner.init(MDP.unchecked(model, jnp.asarray(rewards), mask))
     return EstimateState(policy, evaluation, model,
-                         jnp.sum(counts, axis=-1, dtype=jnp.int32), jnp.zeros(2, jnp.int32))
+                         jnp.sum(counts, axis=-1, dtype=jnp.int32), jnp.zeros(2, jnp.int32),
+                         jnp.zeros((), jnp.int32))
 
 
 def refresh_round(step: jax.Array, dtype, refresh_every: int | None) -> jax.Array:
@@ -135,8 +140,9 @@ def solve_estimate(state: EstimateState, rewards: jax.Array, mask: jax.Array,
         refresh_every: rounds between refreshes (``None``: the dtype's default).
 
     Returns:
-        ``(estimate, state)``: the :class:`Estimate` the agent's rule reads and the state
-        for the next round.
+        ``(estimate, state)``: the :class:`Estimate` the agent's rule reads (with the
+        planner's ``status``) and the state for the next round (its ``unconverged``
+        count increased when the status is not ``CONVERGED``).
     """
     mask = jnp.asarray(mask, bool)
     rewards = jnp.asarray(rewards, state.model.dtype)
@@ -144,10 +150,14 @@ def solve_estimate(state: EstimateState, rewards: jax.Array, mask: jax.Array,
     refresh = refresh_round(step, rewards.dtype, refresh_every)
     change = ModelChange(est_mdp, (state.last[0], state.last[1]), refresh)
     solution, evaluation = planner.update(state.evaluation, change)
+    status = jnp.asarray(solution.status, jnp.int32)
     estimate = Estimate(mdp=est_mdp, admissible=mask, visits=state.visits,
-                        gain=solution.gain, bias=solution.bias, policy=solution.policy)
+                        gain=solution.gain, bias=solution.bias, policy=solution.policy,
+                        status=status)
+    failed = (status != Status.CONVERGED).astype(jnp.int32)
     return estimate, state._replace(policy=solution.policy.astype(jnp.int32),
-                                    evaluation=evaluation)
+                                    evaluation=evaluation,
+                                    unconverged=state.unconverged + failed)
 
 
 def played(state: EstimateState, x: jax.Array, action: jax.Array) -> EstimateState:

@@ -52,6 +52,9 @@ class Estimate(NamedTuple):
         gain: gain ``phi_hat`` of the estimated MDP on the good actions, scalar.
         bias: bias ``v_hat`` (``v_hat[0] == 0``) of the estimated MDP, ``[S]``.
         policy: an optimal policy of the estimated MDP on the good actions, int ``[S]``.
+        status: the planner's :class:`~jaxmdp.planning.Status` of the solve, int32
+            scalar, when the estimate comes from a :class:`~jaxmdp.planning.Planner`
+            (:func:`jaxmdp.agents.rounds.solve_estimate`); ``None`` from :func:`estimate`.
     """
 
     mdp: MDP
@@ -60,6 +63,7 @@ class Estimate(NamedTuple):
     gain: jax.Array
     bias: jax.Array
     policy: jax.Array
+    status: jax.Array | None = None
 
 
 @functools.partial(jax.jit, static_argnames="dtype")

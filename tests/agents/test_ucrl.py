@@ -99,6 +99,7 @@ def test_episodes_follow_the_doubling_rule_and_jaksch_bound(runs, name):
         np.testing.assert_array_equal(state.episode_visits[r], visits)
         assert state.t_k[r] == last[r] + 1
     assert state.evi_unconverged.sum() == 0
+    np.testing.assert_array_equal(traj.unconverged, state.evi_unconverged)  # reported
 
 
 @pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
