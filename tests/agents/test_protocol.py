@@ -15,7 +15,7 @@ import jaxmdp.agents
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "regression_3fc08ff.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ucb_olp_paths.npz"
 
 
 # --- A small agent with its own state and its own planner, defined here --------------------
@@ -186,8 +186,8 @@ def _replayed_actions(agent, case, states, actions):
 # uniforms), while an agent's decisions depend only on the history and its own keys.
 @pytest.mark.parametrize("name", ["ucb", "olp"])
 @pytest.mark.parametrize("case", ["paper", "rigged", "garnet"])
-def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
-    """Trajectories saved from commit 3fc08ff (tests/data/make_regression_3fc08ff.py)."""
+def test_ucb_and_olp_replay_their_saved_paths(name, case):
+    """The saved paths of tests/data/ucb_olp_paths.npz (tests/data/make_ucb_olp_paths.py)."""
     data = np.load(DATA)
     states, actions = data[f"{name}_{case}_states"], data[f"{name}_{case}_actions"]
     np.testing.assert_array_equal(
