@@ -177,9 +177,7 @@ def test_pattern_sizes_are_validated():
         jm.envs.make("random-3-2", seed="zero")
 
 
-def test_examples_module_re_exports_envs():
-    for name in ("paper_mdp", "rigged_counts", "random_mdp", "garnet"):
-        assert getattr(jm.examples, name) is getattr(jm.envs, name)
+def test_envs_is_public_and_make_builds_the_functions_mdp():
     assert "envs" in jm.__all__
     np.testing.assert_array_equal(jm.envs.make("paper-mdp").P, jm.envs.paper_mdp().P)
 
