@@ -7,10 +7,6 @@ on, a ``lax.scan`` simulator for regret experiments, and gradient-based sensitiv
 analysis. Everything public is re-exported here; nothing else is public.
 """
 
-import operator as _operator
-import sys as _sys
-import warnings as _warnings
-
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import analysis, envs, planning
 from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent, register_agent
@@ -121,9 +117,13 @@ _DEPRECATIONS: dict[str, tuple[str, str]] = {}
 def __getattr__(name: str):
     """Serves the names of :data:`_DEPRECATIONS`, warning which version removes them."""
     if name in _DEPRECATIONS:
+        import operator
+        import sys
+        import warnings
+
         replacement, removed_in = _DEPRECATIONS[name]
-        _warnings.warn(f"jaxmdp.{name} is deprecated and will be removed in jaxmdp "
+        warnings.warn(f"jaxmdp.{name} is deprecated and will be removed in jaxmdp "
                       f"{removed_in}; use jaxmdp.{replacement}", DeprecationWarning,
                       stacklevel=2)
-        return _operator.attrgetter(replacement)(_sys.modules[__name__])
+        return operator.attrgetter(replacement)(sys.modules[__name__])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
