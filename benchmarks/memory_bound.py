@@ -1,6 +1,6 @@
 """One MDP-UCB replication-step against one read pass over the ``[S, A, S]`` model.
 
-The per-round planner (``jaxmdp.planning.estimate``) updates the one changed row of the
+The per-round planner (``jaxmdp.agents.rounds``) updates the one changed row of the
 estimate, re-solves by a Sherman–Morrison update of the evaluation inverse and reads the
 model once for policy improvement. An exact per-round re-solve cannot read less than the
 model once (``S A S`` entries) plus the ``S x S`` inverse once, so the cost of a

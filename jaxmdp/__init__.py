@@ -9,11 +9,9 @@ analysis. Everything public is re-exported here; nothing else is public.
 
 # Each module adds its public names below, one import line per module, and to __all__.
 from jaxmdp import analysis, envs, planning
-from jaxmdp import evi as _evi_alias  # noqa: F401  (loaded first: jaxmdp.evi is the function)
-from jaxmdp._deprecation import moved_names
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, agent_names, get_agent
+from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent, register_agent
 from jaxmdp.analysis.hardness import Hardness, hardness
-from jaxmdp.analysis.lower_bound import RegretLowerBound, gaps, regret_lower_bound
+from jaxmdp.analysis.lower_bound import RegretLowerBound, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
     GainSensitivity,
     IndexSensitivity,
@@ -50,13 +48,10 @@ from jaxmdp.planning import (
     Status,
     estimate,
     evi,
+    gaps,
     policy_iteration,
     solve_average_reward,
 )
-from jaxmdp.planning import Solution as EVIResult
-from jaxmdp.planning import Solution as PlanningSolution
-from jaxmdp.planning import Status as EVIStatus
-from jaxmdp.planning import Status as PlanningStatus
 from jaxmdp.simulate import Trajectories, simulate
 
 __all__ = [
@@ -71,12 +66,9 @@ __all__ = [
     "l1_ball_maximiser",
     "check_indices_inputs",
     "MDP",
-    "PlanningSolution",
-    "PlanningStatus",
     "RegretLowerBound",
     "analysis",
     "envs",
-    "examples",
     "planning",
     "Planner",
     "Solution",
@@ -90,10 +82,9 @@ __all__ = [
     "Observation",
     "agent_names",
     "get_agent",
+    "register_agent",
     "Estimate",
     "estimate",
-    "EVIResult",
-    "EVIStatus",
     "evi",
     "Hardness",
     "hardness",
@@ -116,7 +107,23 @@ __all__ = [
 ]
 
 
-# jaxmdp.examples is a deprecated alias of jaxmdp.envs, imported (and warned about) on
-# first use.
-__getattr__ = moved_names("jaxmdp", {"examples": ("jaxmdp.examples", None)})
-del moved_names
+# Names removed from the public API, each kept for one release after the one that removed
+# it: old name -> (replacement, the version that deletes the old name). The module
+# __getattr__ below serves them with a DeprecationWarning (optax's pattern). No released
+# name has been removed yet, so the table is empty.
+_DEPRECATIONS: dict[str, tuple[str, str]] = {}
+
+
+def __getattr__(name: str):
+    """Serves the names of :data:`_DEPRECATIONS`, warning which version removes them."""
+    if name in _DEPRECATIONS:
+        import operator
+        import sys
+        import warnings
+
+        replacement, removed_in = _DEPRECATIONS[name]
+        warnings.warn(f"jaxmdp.{name} is deprecated and will be removed in jaxmdp "
+                      f"{removed_in}; use jaxmdp.{replacement}", DeprecationWarning,
+                      stacklevel=2)
+        return operator.attrgetter(replacement)(sys.modules[__name__])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,6 +23,15 @@ environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
 (:mod:`jaxmdp.bench`) and writes ``<out>/leaderboard.csv`` and ``.md``, one figure per
 environment and a regret-versus-hardness figure per agent; it resumes like ``jaxmdp run``.
 
+**Your own agent.** ``--agents`` of ``run`` and ``bench`` takes, beside registered names,
+``module:factory`` (``--agents ucb,my_agents:uniform_agent``): the module is imported (the
+current directory is on the path), ``factory`` is registered with
+:func:`jaxmdp.register_agent` under the name of the agent ``factory()`` returns, and that
+name is run. A ``module:factory`` reference is chosen over a plugin entry point: it needs
+no package, no installation and no metadata, so a script next to the results works as it
+is, and the command line says which code runs; a package that wants its agents always
+available registers them on import.
+
 Compiled programs are kept in JAX's persistent compilation cache, so a second run of the
 same configuration loads them instead of compiling them again: in
 ``platformdirs.user_cache_dir("jaxmdp")`` (``~/.cache/jaxmdp`` on Linux), moved by
@@ -53,6 +62,48 @@ _CACHE_HELP = ("Compiled programs are cached on disk (JAX's persistent compilati
                "`jaxmdp cache --clear` deletes its entries.")
 
 
+_AGENTS_HELP = ("comma-separated agent names (see `jaxmdp agents`) or module:factory "
+                "references to your own agent factories: the module is imported, the "
+                "factory is registered under the name of the agent factory() returns, and "
+                "that name runs")
+
+
+def _resolve_agents(text: str | None) -> str | None:
+    """``--agents`` with each ``module:factory`` replaced by the name it registers.
+
+    The module is imported with the current directory on the path; ``factory`` is
+    registered (:func:`jaxmdp.register_agent`) under ``factory().name``, unless that name
+    already holds this very factory.
+    """
+    if text is None or ":" not in text:
+        return text
+    import importlib
+
+    import jaxmdp as jm
+    from jaxmdp.agents import agent_factory
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    names = []
+    for item in (part.strip() for part in text.split(",")):
+        if ":" not in item:
+            names.append(item)
+            continue
+        module_name, _, attribute = item.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise ValueError(f"--agents: cannot load {item!r}: {error}") from None
+        agent = factory()
+        if not isinstance(agent, jm.Agent):
+            raise ValueError(f"--agents: {item}() must return a jaxmdp.Agent, got "
+                             f"{type(agent).__name__}")
+        if agent_factory(agent.name) is not factory:
+            jm.register_agent(agent.name, factory)
+        names.append(agent.name.lower())
+    return ",".join(names)
+
+
 def _positive_int(name):
     def parse(text):
         try:
@@ -76,8 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--env", required=True,
                      help="environment name (see `jaxmdp envs`) or an .npz file written by "
                           "MDP.save")
-    run.add_argument("--agents", required=True,
-                     help="comma-separated agent names (see `jaxmdp agents`)")
+    run.add_argument("--agents", required=True, help=_AGENTS_HELP)
     run.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000)
     run.add_argument("--replications", type=_positive_int("--replications"), default=100)
     run.add_argument("--seed", type=int, default=0)
@@ -108,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
                                          "ensembles: leaderboard and figures")
     bench.add_argument("--out", type=Path, required=True, help="output folder")
     bench.add_argument("--agents", default=None,
-                       help="comma-separated agent names (default: every registered agent)")
+                       help=_AGENTS_HELP + " (default: every registered agent)")
     bench.add_argument("--suite", default="standard",
                        help="a suite (standard, extended, tiny) or comma-separated "
                             "environment names (garnet-S-A-b and random-S-A become "
@@ -178,7 +228,7 @@ def run(args) -> int:
         from_file = args.env_label.startswith("file:")
         args.out = Path("results") / (Path(args.env).stem if from_file else args.env)
     options = {} if args.rewards == "default" else {"known_rewards": args.rewards == "known"}
-    agents = runner.parse_agents(args.agents, **options)
+    agents = runner.parse_agents(_resolve_agents(args.agents), **options)
     labels = [label for label, _ in agents]
     path = args.out / "results.npz"
     if args.plot_only:
@@ -281,7 +331,8 @@ def main(argv=None) -> int:
         if args.command == "bench":
             from jaxmdp import bench as bench_module
 
-            bench_module.run_bench(args.out, agents=args.agents, suite=args.suite,
+            bench_module.run_bench(args.out, agents=_resolve_agents(args.agents),
+                                   suite=args.suite,
                                    size="full" if args.full else "default", seed=args.seed,
                                    progress=not args.no_progress, force=args.force)
             return 0

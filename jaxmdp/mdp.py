@@ -8,6 +8,10 @@ Pirutinsky (2019) with the admissible-action sets ``A(x)`` encoded as a boolean 
 ``reward_sigma`` (``"gaussian"``), independent of the next state. Constructing one
 validates its arguments eagerly; :meth:`MDP.unchecked` skips validation for values
 computed inside ``jit``/``scan`` (for example estimated MDPs).
+
+Two helpers of the reward laws serve every layer above: :func:`bernoulli_joint`, the joint
+law of (Bernoulli reward, next state) that learning agents and the lower bound use, and
+:func:`check_unit_rewards`, the check that means lie in ``[0, 1]``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from jax.typing import ArrayLike
 
 from jaxmdp._files import write_atomic
 
-__all__ = ["MDP", "REWARD_LAWS"]
+__all__ = ["MDP", "REWARD_LAWS", "bernoulli_joint", "check_unit_rewards"]
 
 #: The reward laws an :class:`MDP` can have (see :class:`MDP`).
 REWARD_LAWS = ("deterministic", "bernoulli", "gaussian")
@@ -389,6 +393,63 @@ class MDP:
     def num_actions(self) -> int:
         """Number of actions ``A`` (the last axis of ``R``)."""
         return self.R.shape[-1]
+
+
+def bernoulli_joint(P, R, values):
+    r"""The joint law of (reward, next state) for Bernoulli rewards, and its values.
+
+    A pair with next-state law ``p`` and reward mean ``r`` in ``[0, 1]`` observes
+    ``(0, y)`` with probability ``(1 - r) p_y`` and ``(1, y)`` with ``r p_y``; a value
+    ``v_y`` of the next state becomes ``v_y`` and ``1 + v_y`` on those ``2S`` outcomes,
+    so that ``joint . joint_values = r + p . v``.
+
+    Args:
+        P: next-state laws, ``[..., S]``.
+        R: reward means, ``[...]`` (broadcast against ``P[..., 0]``).
+        values: next-state values, ``[..., S]``.
+
+    Returns:
+        ``(joint, joint_values)``, both ``[..., 2S]``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmdp.mdp import bernoulli_joint
+        >>> joint, values = bernoulli_joint(jnp.array([0.5, 0.5]), jnp.array(0.25),
+        ...                                 jnp.array([0.0, 2.0]))
+        >>> joint.tolist(), values.tolist()
+        ([0.375, 0.375, 0.125, 0.125], [0.0, 2.0, 1.0, 3.0])
+    """
+    R = jnp.asarray(R)
+    joint = jnp.concatenate([(1 - R)[..., None] * P, R[..., None] * P], axis=-1)
+    return joint, jnp.concatenate([values, 1 + values], axis=-1)
+
+
+def check_unit_rewards(R, mask, message: str, hint: str = "") -> None:
+    """Raises ``ValueError`` (``message``, then the first pair) if an admissible mean
+    reward lies outside ``[0, 1]``.
+
+    Args:
+        R: mean rewards, ``[S, A]``.
+        mask: admissible actions, bool ``[S, A]``.
+        message: what needs rewards in ``[0, 1]``, the start of the error message.
+        hint: appended to the error message (e.g. what to use instead).
+
+    Raises:
+        ValueError: ``"{message}, got R[s, a] = value{hint}"`` for the first such pair.
+
+    Example:
+        >>> import numpy as np
+        >>> from jaxmdp.mdp import check_unit_rewards
+        >>> check_unit_rewards(np.array([[0.0, 1.5]]), np.array([[True, True]]), "here")
+        Traceback (most recent call last):
+        ...
+        ValueError: here, got R[0, 1] = 1.5
+    """
+    R = np.asarray(R, np.float64)
+    bad = ((R < 0) | (R > 1)) & np.asarray(mask, bool)
+    if bad.any():
+        s, a = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{message}, got R[{s}, {a}] = {float(R[s, a])}{hint}")
 
 
 def _flatten_with_keys(mdp: MDP):

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxmdp._files import write_atomic
-from jaxmdp.agents import Agent, get_agent
+from jaxmdp.agents import Agent, agent_options, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
 from jaxmdp.analysis.statistics import bootstrap_ci, mean_ci, paired_difference
 from jaxmdp.mdp import MDP
@@ -426,7 +426,7 @@ def parse_agents(text: str | Sequence[str], **options) -> list[tuple[str, Agent]
     out = []
     for name in names:
         agent = get_agent(name)  # ValueError listing the known names
-        accepted = {k: v for k, v in options.items() if hasattr(agent.config, k)}
+        accepted = {k: v for k, v in options.items() if k in agent_options(name)}
         out.append((name, get_agent(name, **accepted) if accepted else agent))
     return out
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -41,11 +40,10 @@ from jax.extend.random import threefry_2x32
 import jaxmdp._sharding as sharding
 from jaxmdp._cache import enable_compilation_cache
 from jaxmdp._progress import Progress
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, get_agent
-from jaxmdp.analysis.lower_bound import gains_and_gaps, gaps
+from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
 from jaxmdp.mdp import MDP
-from jaxmdp.planning._core import Status
-from jaxmdp.planning.policy_iteration import solve_average_reward
+from jaxmdp.planning import Status, solve_average_reward
+from jaxmdp.planning.suboptimality import gains_and_gaps, gaps
 
 #: Horizons up to this many rounds record every round by default.
 MAX_DEFAULT_RECORDS = 100_000
@@ -80,6 +78,11 @@ class Trajectories(NamedTuple):
         states: with ``record_path=True``, the state of every played round, int32
             ``[replications, horizon]``; else ``None``.
         actions: with ``record_path=True``, the action of every played round; else ``None``.
+        unconverged: planning solves that did not converge, int32 ``[replications]``, when
+            the agent's state counts them in an ``unconverged`` field or property (the
+            paper's agents: rounds whose planner did not return ``CONVERGED``; the UCRL
+            family: episode starts whose EVI stopped at ``max_evi_steps``); ``None``
+            otherwise.
     """
 
     pseudo_regret: jax.Array
@@ -92,6 +95,7 @@ class Trajectories(NamedTuple):
     agent_state: Any = None
     states: jax.Array | None = None
     actions: jax.Array | None = None
+    unconverged: jax.Array | None = None
 
 
 class _Carry(NamedTuple):
@@ -427,8 +431,7 @@ def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
              chunk_size: int = 2000, progress: bool = True, devices=None,
-             initial_reward_sums=None, record_path: bool = False,
-             **deprecated) -> Trajectories:
+             initial_reward_sums=None, record_path: bool = False) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
@@ -495,10 +498,6 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
-        **deprecated: ``planner`` and ``refresh_every``, the paper's agents' options,
-            are still accepted for one release with a ``DeprecationWarning`` and passed on
-            to a named agent; configure the agent instead
-            (``jm.get_agent("ucb", planner="full")``).
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
@@ -547,7 +546,7 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         True
     """
     enable_compilation_cache()  # on by default; a user's own configuration wins
-    agent = _agent_with_options(agent, deprecated)
+    agent = get_agent(agent)
     mdp, instances = _instances(mdp)
     horizon, replications, record_every, chunk_size = _validate(
         horizon, replications, record_every, chunk_size, record_path)
@@ -633,7 +632,7 @@ def _instances(mdp):
 
 def _solve_instances(mdp: MDP, instances):
     """The optimal gain and the gaps of ``mdp``, or of every instance of a batch (the same
-    program, vmapped: :func:`jaxmdp.analysis.lower_bound.gains_and_gaps`)."""
+    program, vmapped: :func:`jaxmdp.planning.suboptimality.gains_and_gaps`)."""
     if instances is None:
         gain, _, _ = solve_average_reward(mdp)
         return gain, gaps(mdp)
@@ -644,23 +643,6 @@ def _solve_instances(mdp: MDP, instances):
         except ValueError as error:
             raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
     return gain, delta
-
-
-def _agent_with_options(agent, deprecated: dict) -> Agent:
-    """The :class:`Agent` to run: ``agent`` itself, or the named agent with the deprecated
-    ``planner`` / ``refresh_every`` keywords of :func:`simulate` as its options."""
-    unknown = set(deprecated) - {"planner", "refresh_every"}
-    if unknown:
-        raise TypeError(f"simulate() got unexpected keyword arguments {sorted(unknown)}")
-    options = {k: v for k, v in deprecated.items() if v is not None}
-    if deprecated:
-        warnings.warn("simulate(planner=..., refresh_every=...) is deprecated; configure the "
-                      "agent instead: jm.get_agent(name, planner=..., refresh_every=...)",
-                      DeprecationWarning, stacklevel=3)
-    if options and isinstance(agent, Agent):
-        raise ValueError(f"planner and refresh_every configure a named agent; configure the "
-                         f"Agent object {agent.name!r} itself, got {options}")
-    return get_agent(agent, **options)
 
 
 def _validate(horizon, replications, record_every, chunk_size, record_path):
@@ -818,4 +800,5 @@ def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_ev
         agent_state=agent_state,
         states=states,
         actions=actions,
+        unconverged=getattr(agent_state, "unconverged", None),
     )

@@ -1,24 +1,55 @@
-"""Test configuration: float64 everywhere, headless matplotlib, tests/ on the path, and
-(under pytest-xdist's ``--dist loadgroup``) whole modules or groups of modules per worker."""
+"""Test configuration: float64 everywhere, headless matplotlib, tests/ on the path, the
+suite's compilation cache, and (under pytest-xdist's ``--dist loadgroup``) whole modules or
+groups of modules per worker.
+
+**The suite's compilation cache.** Nearly all of the suite's time is XLA compilation, so
+the suite shares one persistent compilation cache between its xdist workers and the
+subprocesses they start (the first process's conftest chooses the directory and the workers
+inherit the variable ``JAXMDP_TEST_CACHE_DIR``): a program compiled by one module or worker
+is loaded, not compiled again, by every other that needs it.
+
+* Outside CI (the variable ``CI`` unset, or ``false``/``0``) the directory persists
+  between runs, under the user's cache directory
+  (``platformdirs.user_cache_dir("jaxmdp")/tests-jax-<jax version>-jaxlib-<version>``,
+  ``~/.cache/jaxmdp/...`` on Linux), so a second run of an unchanged tree loads its
+  programs instead of compiling them. A changed tree never loads a stale program: JAX's
+  cache key is a hash of the program itself (its HLO), the compile options, the backend
+  and the jax/jaxlib versions, so a program whose code changed is a new entry and is
+  compiled. Delete the directory (or set ``JAXMDP_TEST_CACHE_DIR``) to start cold.
+* Under CI (``CI=true``) every run starts cold: a fresh, empty temporary directory,
+  removed at the end, so that a run never reads programs from an earlier one.
+* ``JAXMDP_TEST_COMPILE_CACHE=0`` runs the suite without a cache.
+
+(tests/test_cache.py checks jaxmdp's own cache in subprocesses with directories of their
+own.)
+"""
 
 import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 import tempfile  # noqa: E402
+from importlib import metadata  # noqa: E402
 
-# The suite shares one persistent compilation cache between its xdist workers and the
-# subprocesses they start: a fresh, empty directory for each run (the first process's
-# conftest creates it, and the workers inherit the variable), so that a program compiled
-# by one module or worker is loaded, not compiled again, by every other that needs it,
-# and a run never reads programs from an earlier one. JAXMDP_TEST_COMPILE_CACHE=0 runs the
-# suite without it. (tests/test_cache.py checks jaxmdp's own cache in subprocesses with
-# directories of their own.)
+
+def _persistent_cache_dir() -> str:
+    """The suite's cache directory kept between local runs, one per jax/jaxlib version."""
+    import platformdirs
+
+    versions = f"jax-{metadata.version('jax')}-jaxlib-{metadata.version('jaxlib')}"
+    path = os.path.join(platformdirs.user_cache_dir("jaxmdp"), f"tests-{versions}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 _SUITE_CACHE = os.environ.get("JAXMDP_TEST_COMPILE_CACHE", "1") != "0"
+_IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+_OWNS_CACHE_DIR = False
 if _SUITE_CACHE and "JAXMDP_TEST_CACHE_DIR" not in os.environ:
-    os.environ["JAXMDP_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxmdp-tests-cache-")
-    _OWNS_CACHE_DIR = True
-else:
-    _OWNS_CACHE_DIR = False
+    if _IN_CI:
+        os.environ["JAXMDP_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxmdp-tests-cache-")
+        _OWNS_CACHE_DIR = True
+    else:
+        os.environ["JAXMDP_TEST_CACHE_DIR"] = _persistent_cache_dir()
 
 import jax  # noqa: E402
 
@@ -49,6 +80,20 @@ TESTS = Path(__file__).resolve().parent
 # by several modules); tests/ is on the path under pytest's default import mode already.
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
+
+
+@pytest.fixture(autouse=True)
+def _restore_registries():
+    """A test (or a docstring example, or a tutorial page) that registers an agent or an
+    environment leaves both registries as it found them."""
+    from jaxmdp import envs
+    from jaxmdp.agents import protocol
+
+    saved = [(table, dict(table)) for table in (protocol._REGISTRY, envs._REGISTRY)]
+    yield
+    for table, contents in saved:
+        table.clear()
+        table.update(contents)
 
 
 @pytest.fixture

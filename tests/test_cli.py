@@ -140,3 +140,68 @@ def test_runner_rejects_duplicate_labels():
     with pytest.raises(ValueError, match="distinct labels"):
         runner.run_agents(None, jm.envs.make("paper-mdp"), agents=["ucb", "ucb"], horizon=5,
                           replications=1, progress=False)
+
+
+# --- A user's agent, registered by a script, run by name ------------------------------
+USER_AGENTS = '''
+import jax
+import jax.numpy as jnp
+import jaxmdp as jm
+
+
+def lowest_action(*, offset: int = 0):
+    """Plays the (offset-th) lowest admissible action of the current state."""
+    def init(key, spec, config):
+        return ()
+
+    def step(key, state, obs, spec, config):
+        admissible = spec.mask[obs.state]
+        ranks = jnp.cumsum(admissible) - 1
+        choice = jnp.where(admissible & (ranks == config), size=1, fill_value=0)[0][0]
+        return jnp.where(jnp.any(admissible & (ranks == config)), choice,
+                         jnp.argmax(admissible)).astype(jnp.int32), state
+
+    return jm.Agent("lowest_action", init, step, config=offset)
+'''
+
+
+def test_a_user_agent_runs_by_name_in_simulate_run_and_bench(tmp_path, monkeypatch, capsys):
+    (tmp_path / "user_agents.py").write_text(USER_AGENTS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    mdp = jm.envs.make("paper-mdp")
+    # jaxmdp run --agents module:factory registers it under the agent's own name.
+    out = tmp_path / "run"
+    assert cli.main(["run", "--env", "paper-mdp", "--agents", "user_agents:lowest_action",
+                     "--horizon", "40", "--replications", "2", "--out", str(out),
+                     "--no-progress", "--x64"]) == 0
+    assert "lowest_action" in jm.agent_names()
+    _, data = runner.load_results(out / "results.npz")
+    # Action 0 in every state of paper-mdp: its regret is the sum of the gaps of action 0
+    # along the chain of P[:, 0], recomputed here from the gaps.
+    traj = jm.simulate(mdp, "lowest_action", 40, 2, seed=0, progress=False,
+                       record_path=True)
+    assert np.all(np.asarray(traj.actions) == 0)
+    gaps = np.asarray(jm.gaps(mdp))
+    np.testing.assert_allclose(traj.pseudo_regret[:, -1],
+                               gaps[np.asarray(traj.states), 0].sum(-1), rtol=1e-12)
+    np.testing.assert_allclose(data["pseudo_regret_lowest_action"], traj.pseudo_regret,
+                               rtol=1e-6)  # the results file keeps float32
+    # Its options are the factory's keyword parameters.
+    assert jm.get_agent("lowest_action", offset=1).config == 1
+    with pytest.raises(ValueError, match=r"agent 'lowest_action' takes the options "
+                                         r"\['offset'\], got options \['speed'\]"):
+        jm.get_agent("lowest_action", speed=2)
+    # A second registration of the name raises; the same reference again is accepted.
+    with pytest.raises(ValueError, match="'lowest_action' is already registered"):
+        jm.register_agent("lowest_action", lambda: jm.get_agent("ucb"))
+    # jaxmdp bench takes the reference as well (at the tests' size).
+    from jaxmdp import bench
+
+    monkeypatch.setitem(bench.SIZES, "default", bench.SIZES["tiny"])
+    assert cli.main(["bench", "--out", str(tmp_path / "b"), "--agents",
+                     "user_agents:lowest_action", "--suite", "paper-mdp",
+                     "--no-progress"]) == 0
+    board = (tmp_path / "b" / "leaderboard.csv").read_text()
+    assert "lowest_action" in board and "paper-mdp" in board
+    capsys.readouterr()

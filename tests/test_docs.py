@@ -185,6 +185,18 @@ def test_the_coverage_check_sees_the_public_names():
     assert not _covered("jaxmdp.not_documented", lambda: None, paths, ids)
     assert _covered("jaxmdp.solve_average_reward", jaxmdp.solve_average_reward, paths, ids)
 
+def test_a_deprecated_name_warns_with_its_removal_version_and_resolves(monkeypatch):
+    # The table holds only names of released versions (none yet); one entry is enough to
+    # check the module __getattr__ that serves it.
+    assert jaxmdp._DEPRECATIONS == {}
+    monkeypatch.setitem(jaxmdp._DEPRECATIONS, "OldSolution", ("planning.Solution", "0.3.0"))
+    with pytest.warns(DeprecationWarning, match=r"jaxmdp\.OldSolution is deprecated and will "
+                                                r"be removed in jaxmdp 0\.3\.0; use "
+                                                r"jaxmdp\.planning\.Solution"):
+        assert jaxmdp.OldSolution is jaxmdp.planning.Solution
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
+        jaxmdp.NoSuchName  # noqa: B018
+
 
 # --- Tutorials -------------------------------------------------------------------------
 # A page's ```python blocks run in order, concatenated, in one fresh namespace. A block

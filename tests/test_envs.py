@@ -98,6 +98,39 @@ def test_names_and_descriptions():
         assert jm.envs.ENVIRONMENTS[name].startswith(f"S={S}, A={A}:")
 
 
+def test_register_env_adds_a_name_or_a_family_and_rejects_a_second_registration():
+    def chain(n, *, dtype=None, reward_right=1.0):
+        return jm.envs.riverswim(n, reward_right=reward_right, dtype=dtype)
+
+    jm.envs.register_env("my-chain-N", chain, description="S=N, A=2: a chain",
+                         example="my-chain-7")
+    assert jm.envs.names()[-1] == "my-chain-N" and jm.envs.PATTERNS["my-chain-N"] == "my-chain-7"
+    assert jm.envs.ENVIRONMENTS["my-chain-N"] == "S=N, A=2: a chain"
+    built = jm.envs.make("my-chain-9", reward_right=0.5)
+    np.testing.assert_array_equal(built.P, jm.envs.riverswim(9).P)
+    assert float(built.R.max()) == 0.5
+    assert jm.envs.batch("my-chain-4", seeds=[0, 1]).P.shape == (2, 4, 2, 4)
+    with pytest.raises(ValueError, match="'my-chain-N' is already registered"):
+        jm.envs.register_env("my-chain-N", chain, description="again", example="my-chain-2")
+    jm.envs.register_env("my-chain-N", chain, description="replaced", example="my-chain-2",
+                         replace=True)
+    assert jm.envs.ENVIRONMENTS["my-chain-N"] == "replaced"
+    # An earlier registration keeps its precedence: riverswim-6 is the fixed one.
+    jm.envs.register_env("riverswim-ish", lambda *, dtype=None: jm.envs.riverswim(3),
+                         description="S=3, A=2")
+    assert jm.envs.make("riverswim-ish").num_states == 3
+    for kwargs, message in [
+        (dict(description="x", example=None), "example must be an instance of the family"),
+        (dict(description="x", example="other-3"), "example must be an instance"),
+        (dict(description="", example="z-3"), "description must be a non-empty string"),
+        (dict(description="x", example="z-3", seed="time"), "seed must be one of"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            jm.envs.register_env("z-N", chain, **kwargs)
+    with pytest.raises(ValueError, match="example names an instance of a family"):
+        jm.envs.register_env("plain", chain, description="x", example="plain-3")
+
+
 @pytest.mark.parametrize("name", FIXED)
 def test_every_fixed_name_builds_a_valid_mdp(name):
     mdp = jm.envs.make(name)
@@ -144,9 +177,7 @@ def test_pattern_sizes_are_validated():
         jm.envs.make("random-3-2", seed="zero")
 
 
-def test_examples_module_re_exports_envs():
-    for name in ("paper_mdp", "rigged_counts", "random_mdp", "garnet"):
-        assert getattr(jm.examples, name) is getattr(jm.envs, name)
+def test_envs_is_public_and_make_builds_the_functions_mdp():
     assert "envs" in jm.__all__
     np.testing.assert_array_equal(jm.envs.make("paper-mdp").P, jm.envs.paper_mdp().P)
 

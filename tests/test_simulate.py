@@ -465,8 +465,8 @@ def test_batched_mdps_bad_input():
 
 
 def test_gains_and_gaps_of_a_batch_equal_the_one_mdp_solvers():
-    from jaxmdp.analysis.lower_bound import gains_and_gaps
     from jaxmdp.planning import Status
+    from jaxmdp.planning.suboptimality import gains_and_gaps
 
     mdps = jm.envs.batch("random-5-3", seeds=range(6))
     gain, delta, status = gains_and_gaps(mdps)

@@ -1,24 +1,41 @@
-"""Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registered agents.
+"""Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registry of named agents.
 
 The paper's four agents (:mod:`.paper`) and the field's baselines (:mod:`.ucrl`,
-:mod:`.psrl`, :mod:`.imed`) register themselves on import.
+:mod:`.psrl`, :mod:`.imed`, :mod:`.qlearning`) are registered here, in one table; a user
+adds an agent with :func:`register_agent`.
 """
 
-from jaxmdp.agents.protocol import (  # noqa: F401
+import functools
+
+from jaxmdp.agents import imed, paper, psrl, qlearning, ucrl
+from jaxmdp.agents.protocol import (
     Agent,
     EnvSpec,
     InitFn,
     Observation,
     StepFn,
+    agent_factory,
     agent_names,
+    agent_options,
     get_agent,
     register_agent,
 )
 
-__all__ = ["Agent", "EnvSpec", "Observation", "agent_names", "get_agent", "register_agent"]
+__all__ = ["AGENTS", "Agent", "EnvSpec", "InitFn", "Observation", "StepFn", "agent_factory",
+           "agent_names", "agent_options", "get_agent", "register_agent"]
 
-from jaxmdp.agents import imed as imed  # noqa: E402
-from jaxmdp.agents import paper as paper  # noqa: E402
-from jaxmdp.agents import psrl as psrl  # noqa: E402
-from jaxmdp.agents import qlearning as qlearning  # noqa: E402
-from jaxmdp.agents import ucrl as ucrl  # noqa: E402
+#: jaxmdp's named agents: name -> factory(**options) -> Agent.
+AGENTS = {
+    **{name: functools.partial(paper.paper_agent, name) for name in paper.PAPER_AGENTS},
+    "ucrl2": functools.partial(ucrl.ucrl_agent, "ucrl2"),
+    "kl_ucrl": functools.partial(ucrl.ucrl_agent, "kl_ucrl"),
+    "ucrl2b": ucrl.ucrl2b_agent,
+    "ucrl3": ucrl.ucrl3_agent,
+    "tsde": psrl.tsde_agent,
+    "psrl": psrl.psrl_agent,
+    "imed_rl": imed.imed_rl_agent,
+    "optimistic_q": qlearning.optimistic_q_agent,
+}
+for _name, _factory in AGENTS.items():
+    register_agent(_name, _factory)
+del _name, _factory

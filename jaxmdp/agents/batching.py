@@ -42,7 +42,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-__all__ = ["COMPACT_BUCKETS", "cond_any", "cond_chunked", "cond_compact"]
+__all__ = ["COMPACT_BUCKETS", "CONDS", "check_cond", "cond_any", "cond_chunked", "cond_compact",
+           "episode_cond"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
@@ -209,3 +210,23 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
         return lax.cond(jnp.any(pred), run, keep, pred, operands)
 
     return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
+
+
+#: The values of the ``cond`` option of the episodic agents (the UCRL family, TSDE, PSRL):
+#: how their per-replication episode starts run under ``vmap``. ``"chunked"``:
+#: :func:`cond_chunked`; ``"compact"``: :func:`cond_compact`; ``"cond_any"``:
+#: :func:`cond_any`; ``"lax"``: a plain ``lax.cond`` (the whole batch plans every round).
+CONDS = ("chunked", "compact", "cond_any", "lax")
+
+
+def check_cond(cond) -> None:
+    """Raises ``ValueError`` naming ``cond`` unless it is one of :data:`CONDS`."""
+    if cond not in CONDS:
+        raise ValueError(f"cond must be one of {list(CONDS)}, got {cond!r}")
+
+
+def episode_cond(cond: str) -> Callable[..., Any]:
+    """The conditional ``f(pred, true_fn, false_fn, *operands)`` named ``cond``
+    (:data:`CONDS`)."""
+    return {"chunked": cond_chunked, "compact": cond_compact, "cond_any": cond_any,
+            "lax": lax.cond}[cond]

@@ -70,10 +70,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.agents.psrl import validate_unit_rewards
-from jaxmdp.analysis.lower_bound import bernoulli_joint
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
+from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.indices.kl import kinf
+from jaxmdp.mdp import bernoulli_joint
 from jaxmdp.planning.policy_iteration import policy_iteration
 
 __all__ = ["INDICES", "IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]
@@ -225,6 +225,3 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent
         raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}")
     return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index),
                  validate_unit_rewards)
-
-
-register_agent("imed_rl", imed_rl_agent)

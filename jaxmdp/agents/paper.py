@@ -63,7 +63,14 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
+from jaxmdp.agents.rounds import (
+    EstimateState,
+    init_estimate,
+    observe,
+    played,
+    solve_estimate,
+)
 from jaxmdp.agents.rules import (
     RULES,
     RewardInfo,
@@ -72,16 +79,9 @@ from jaxmdp.agents.rules import (
     ps_select_action,
     ucb_select_action,
 )
-from jaxmdp.analysis.lower_bound import check_unit_rewards
+from jaxmdp.agents.validation import validate_learned_rewards
 from jaxmdp.planning import Planner, exact_planner, incremental_planner
-from jaxmdp.planning.estimate import (
-    EstimateState,
-    init_estimate,
-    observe,
-    played,
-    reward_estimate,
-    solve_estimate,
-)
+from jaxmdp.planning.estimate import reward_estimate
 
 __all__ = [
     "PaperConfig",
@@ -130,21 +130,6 @@ def _check_config(name: str, config: PaperConfig) -> None:
     r = config.refresh_every
     if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
         raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
-
-
-def validate_learned_rewards(spec: EnvSpec, config) -> None:
-    """Learned rewards in ``[0, 1]`` need means in ``[0, 1]`` (the Bernoulli model).
-
-    Raises:
-        ValueError: with ``config.known_rewards`` false and a non-Gaussian reward law, for
-            the first admissible mean reward outside ``[0, 1]``.
-    """
-    if config.known_rewards or spec.reward_law == "gaussian":
-        return
-    check_unit_rewards(spec.rewards, spec.mask,
-                       f"known_rewards=False with the {spec.reward_law!r} reward law models "
-                       "rewards in [0, 1]",
-                       " (use a Gaussian reward law, or known_rewards=True)")
 
 
 def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConfig):
@@ -213,7 +198,3 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
     _check_config(name, config)
     return Agent(name, _init, _STEPS[name], config, validate_learned_rewards)
-
-
-for _name in PAPER_AGENTS:
-    register_agent(_name, lambda _n=_name, **options: paper_agent(_n, **options))

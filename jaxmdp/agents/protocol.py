@@ -41,6 +41,7 @@ options return equal agents, so ``jit`` compiles once for both.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
@@ -50,7 +51,9 @@ __all__ = [
     "Agent",
     "EnvSpec",
     "Observation",
+    "agent_factory",
     "agent_names",
+    "agent_options",
     "get_agent",
     "register_agent",
 ]
@@ -148,13 +151,68 @@ class Agent:
             self.validate(spec, self.config)
 
 
-# name -> factory(**options) -> Agent
+# The one registry of named agents: name -> factory(**options) -> Agent. jaxmdp's own
+# agents are registered in one place, jaxmdp/agents/__init__.py; users add theirs with
+# register_agent.
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
 
-def register_agent(name: str, factory: Callable[..., Agent]) -> None:
-    """Registers ``factory(**options) -> Agent`` under ``name`` for :func:`get_agent`."""
+def register_agent(name: str, factory: Callable[..., Agent], *, replace: bool = False) -> None:
+    """Registers an agent factory under ``name``, for :func:`get_agent` and every place
+    that takes an agent name (:func:`jaxmdp.simulate`, ``jaxmdp run``, ``jaxmdp bench``).
+
+    ``factory(**options)`` returns the configured :class:`Agent`; its keyword parameters
+    are the agent's options (:func:`get_agent` checks a call's options against its
+    signature) and all of them need defaults, so that ``factory()`` is the agent with its
+    default options.
+
+    Args:
+        name: the agent's name, case-insensitive (stored in lower case).
+        factory: ``factory(**options) -> Agent``.
+        replace: allow replacing a name already registered (default False).
+
+    Raises:
+        ValueError: for a ``name`` that is not a non-empty string, a ``factory`` that is
+            not callable, or a name already registered (without ``replace=True``).
+
+    Example:
+        >>> import jax, jax.numpy as jnp, jaxmdp as jm
+        >>> def uniform_agent(*, seed_offset: int = 0):
+        ...     def init(key, spec, config):
+        ...         return ()
+        ...     def step(key, state, obs, spec, config):
+        ...         logits = jnp.where(spec.mask[obs.state], 0.0, -jnp.inf)
+        ...         return jax.random.categorical(key, logits).astype(jnp.int32), state
+        ...     return jm.Agent("uniform", init, step, config=seed_offset)
+        >>> jm.register_agent("uniform", uniform_agent)
+        >>> jm.get_agent("uniform").name
+        'uniform'
+        >>> jm.register_agent("uniform", uniform_agent)
+        Traceback (most recent call last):
+        ...
+        ValueError: agent 'uniform' is already registered; pass replace=True to replace it
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise ValueError(f"factory must be callable, got {factory!r}")
+    if name.lower() in _REGISTRY and not replace:
+        raise ValueError(f"agent {name.lower()!r} is already registered; pass replace=True "
+                         f"to replace it")
     _REGISTRY[name.lower()] = factory
+
+
+def agent_factory(name: str) -> Callable[..., Agent] | None:
+    """The factory registered as ``name`` (case-insensitive), or ``None``."""
+    return _REGISTRY.get(name.lower())
+
+
+def agent_options(name: str) -> list[str]:
+    """The keyword options of the agent registered as ``name`` (its factory's keyword
+    parameters), e.g. for ``get_agent(name, **options)``."""
+    parameters = inspect.signature(_REGISTRY[name.lower()]).parameters.values()
+    return [p.name for p in parameters
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def agent_names() -> list[str]:
@@ -165,17 +223,15 @@ def agent_names() -> list[str]:
 def get_agent(agent: str | Agent, **options) -> Agent:
     """The agent called ``agent``, configured by keyword ``options``.
 
-    Names: ``"ucb"``, ``"dmed"``, ``"olp"``, ``"ps"`` (the paper's four,
-    :mod:`jaxmdp.agents.paper`), ``"ucrl2"``, ``"kl_ucrl"``, ``"ucrl2b"``, ``"ucrl3"``
-    (:mod:`jaxmdp.agents.ucrl`), ``"tsde"``, ``"psrl"`` (:mod:`jaxmdp.agents.psrl`),
-    ``"imed_rl"`` (:mod:`jaxmdp.agents.imed`) and ``"optimistic_q"``
-    (:mod:`jaxmdp.agents.qlearning`). An :class:`Agent` is returned unchanged (then
-    ``options`` must be empty), so user-defined agents work wherever a name does.
+    The names are those of :func:`agent_names`: jaxmdp's agents (the table in
+    :mod:`jaxmdp.agents`) and those added by :func:`register_agent`. An :class:`Agent` is
+    returned unchanged (then ``options`` must be empty), so user-defined agents work
+    wherever a name does.
 
     Args:
         agent: a name or an :class:`Agent`.
-        **options: the agent's options, e.g. ``known_rewards=False``; each agent's
-            factory documents its own and rejects unknown ones.
+        **options: the agent's options, e.g. ``known_rewards=False``: the keyword
+            parameters of its factory (:func:`agent_options`), which documents them.
 
     Returns:
         The configured :class:`Agent`.
@@ -196,11 +252,11 @@ def get_agent(agent: str | Agent, **options) -> Agent:
                              f"{sorted(options)} with the Agent object {agent.name!r}")
         return agent
     if isinstance(agent, str) and agent.lower() in _REGISTRY:
+        factory = _REGISTRY[agent.lower()]
         try:
-            return _REGISTRY[agent.lower()](**options)
-        except TypeError as error:  # an option the factory does not have
-            if "unexpected keyword argument" not in str(error):
-                raise
-            raise ValueError(f"agent {agent!r} has no such option: {error}; got options "
-                             f"{sorted(options)}") from None
+            inspect.signature(factory).bind(**options)
+        except TypeError:
+            raise ValueError(f"agent {agent!r} takes the options {agent_options(agent)}, got "
+                             f"options {sorted(options)}") from None
+        return factory(**options)
     raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")

@@ -37,7 +37,10 @@ probability zero).
 
 **Batching.** Each replication starts its episodes at its own rounds; under ``vmap`` a
 ``lax.cond`` on a batched predicate runs the planning branch for every replication at
-every round. The option ``batching`` chooses the episode-start conditional:
+every round. The option ``cond`` chooses the episode-start conditional, with the values
+of the UCRL family (:data:`jaxmdp.agents.batching.CONDS`); ``batching`` is another
+spelling of it (``batching="any"`` is ``cond="cond_any"``, ``batching="cond"`` is
+``cond="lax"``):
 
 * ``"chunked"`` (default): :func:`jaxmdp.agents.batching.cond_chunked`, a
   ``custom_vmap`` rule that plans only the replications starting an episode, 8 at a
@@ -49,9 +52,9 @@ every round. The option ``batching`` chooses the episode-start conditional:
   loop runs until every element of the pass is accepted.
 * ``"compact"``: :func:`jaxmdp.agents.batching.cond_compact`, which gathers them into one
   batch of 4, 16, 64 or 256 rows (or the whole batch), one compiled copy per size.
-* ``"any"``: :func:`jaxmdp.agents.batching.cond_any`, which skips planning for the whole
+* ``"cond_any"``: :func:`jaxmdp.agents.batching.cond_any`, which skips planning for the whole
   batch when no replication starts an episode and otherwise plans every replication.
-* ``"cond"``: a plain ``lax.cond`` (plans every replication at every round under vmap).
+* ``"lax"``: a plain ``lax.cond`` (plans every replication at every round under vmap).
 
 All four give the same trajectories (each replication's plan depends only on its own
 data and key).
@@ -69,17 +72,14 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
-from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
-from jaxmdp.agents.paper import validate_learned_rewards
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.planning._core import default_rtol, improve
-from jaxmdp.planning.policy_iteration import policy_iteration
+from jaxmdp.agents.batching import check_cond, episode_cond
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
+from jaxmdp.agents.validation import validate_unit_rewards
+from jaxmdp.planning.policy_iteration import policy_iteration, warm_start_policy
 from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
-    "BATCHINGS",
     "PSRLConfig",
     "PSRLState",
     "TSDEConfig",
@@ -88,11 +88,10 @@ __all__ = [
     "psrl_agent",
     "sample_mdp",
     "tsde_agent",
-    "validate_unit_rewards",
 ]
 
-#: Episode-start conditionals (see the module docstring).
-BATCHINGS = ("chunked", "compact", "any", "cond")
+#: The ``batching`` spelling of each ``cond`` value (see the module docstring).
+BATCHINGS = {"chunked": "chunked", "compact": "compact", "any": "cond_any", "cond": "lax"}
 
 
 class _SamplingConfig(NamedTuple):
@@ -101,18 +100,18 @@ class _SamplingConfig(NamedTuple):
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
             rewards in ``[0, 1]``, Beta posterior).
-        batching: ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"`` (module
+        cond: ``"chunked"`` (default), ``"compact"``, ``"cond_any"`` or ``"lax"`` (module
             docstring).
     """
 
     known_rewards: bool = False
-    batching: str = "chunked"
+    cond: str = "chunked"
 
 
 class TSDEConfig(_SamplingConfig):
     """Options of TSDE (all static): ``known_rewards``, plan with the environment's mean
     rewards or learn them (default False: rewards in ``[0, 1]``, Beta posterior), and
-    ``batching``, ``"chunked"`` (default), ``"compact"``, ``"any"`` or ``"cond"``."""
+    ``cond``, ``"chunked"`` (default), ``"compact"``, ``"cond_any"`` or ``"lax"``."""
 
     __slots__ = ()
 
@@ -211,8 +210,7 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
     def start(key, state, counts, reward_sums, visits, t, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
-                       default_rtol(P.dtype, P.shape[-1]))
+        warm = warm_start_policy(P, R, mask, state.bias.astype(P.dtype), state.policy)
         solution = policy_iteration(P, R, mask, warm)
         return TSDEState(policy=solution.policy.astype(jnp.int32), episode_start=t,
                          previous_length=t - state.episode_start, start_visits=visits,
@@ -224,34 +222,38 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
 
     operands = (key, state, obs.counts, obs.reward_sums, visits, t,
                 jnp.asarray(spec.rewards), jnp.asarray(spec.mask, bool))
-    if config.batching == "chunked":
-        state = cond_chunked(new, start, keep, *operands)
-    elif config.batching == "compact":
-        state = cond_compact(new, start, keep, *operands)
-    elif config.batching == "any":
-        state = cond_any(new, start, keep, *operands)
-    else:
-        state = lax.cond(new, start, keep, *operands)
+    state = episode_cond(config.cond)(new, start, keep, *operands)
     return state.policy[obs.state], state
 
 
-def _check_config(config: TSDEConfig) -> None:
-    if not isinstance(config.known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {config.known_rewards!r}")
-    if config.batching not in BATCHINGS:
-        raise ValueError(f"batching must be one of {list(BATCHINGS)}, got {config.batching!r}")
+def _sampling_config(config_type, known_rewards, cond: str, batching: str | None):
+    """The validated config; ``batching`` (if given) is the other spelling of ``cond``."""
+    if not isinstance(known_rewards, bool):
+        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
+    if batching is not None:
+        if batching not in BATCHINGS:
+            raise ValueError(f"batching must be one of {list(BATCHINGS)}, got {batching!r}")
+        if cond not in ("chunked", BATCHINGS[batching]):
+            raise ValueError(f"cond and batching name the same option, got cond={cond!r} "
+                             f"and batching={batching!r}")
+        cond = BATCHINGS[batching]
+    check_cond(cond)
+    return config_type(known_rewards, cond)
 
 
-def tsde_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Agent:
+def tsde_agent(*, known_rewards: bool = False, cond: str = "chunked",
+               batching: str | None = None) -> Agent:
     """TSDE (Ouyang et al. 2017), configured.
 
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]`` with a Beta posterior; ``validate`` rejects means
             outside ``[0, 1]``).
-        batching: episode-start conditional under vmap: ``"chunked"`` (default),
-            ``"compact"``, ``"any"`` or ``"cond"`` (:mod:`jaxmdp.agents.psrl`); the trajectories
+        cond: episode-start conditional under vmap: ``"chunked"`` (default),
+            ``"compact"``, ``"cond_any"`` or ``"lax"`` (module docstring); the trajectories
             are the same.
+        batching: the same option in its other spelling: ``"chunked"``, ``"compact"``,
+            ``"any"`` (``cond="cond_any"``) or ``"cond"`` (``cond="lax"``).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"tsde"``.
@@ -259,24 +261,9 @@ def tsde_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
     Raises:
         ValueError: for an option of the wrong type or value, naming it.
     """
-    config = TSDEConfig(known_rewards, batching)
-    _check_config(config)
+    config = _sampling_config(TSDEConfig, known_rewards, cond, batching)
     return Agent("tsde", _init, _step, config, validate_unit_rewards)
 
-
-def validate_unit_rewards(spec: EnvSpec, config) -> None:
-    """Learned rewards (``config.known_rewards=False``) model rewards in ``[0, 1]``.
-
-    Raises:
-        ValueError: for the Gaussian reward law, or a mean reward outside ``[0, 1]``.
-    """
-    if not config.known_rewards and spec.reward_law == "gaussian":
-        raise ValueError("known_rewards=False models rewards in [0, 1], got the 'gaussian' "
-                         "reward law (use known_rewards=True)")
-    validate_learned_rewards(spec, config)
-
-
-register_agent("tsde", tsde_agent)
 
 
 class PSRLState(NamedTuple):
@@ -316,8 +303,7 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
     def start(key, state, counts, reward_sums, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
                           known_rewards=config.known_rewards)
-        warm = improve(P, R, mask, state.bias.astype(P.dtype), state.policy,
-                       default_rtol(P.dtype, P.shape[-1]))
+        warm = warm_start_policy(P, R, mask, state.bias.astype(P.dtype), state.policy)
         solution = policy_iteration(P, R, mask, warm)
         return PSRLState(policy=solution.policy.astype(jnp.int32),
                          episode_visits=jnp.sum(counts, axis=-1).astype(jnp.int32),
@@ -329,14 +315,13 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
 
     operands = (key, state, obs.counts, obs.reward_sums, jnp.asarray(spec.rewards),
                 jnp.asarray(spec.mask, bool))
-    branch = {"chunked": cond_chunked, "compact": cond_compact, "any": cond_any,
-              "cond": lax.cond}[config.batching]
-    state = branch(new, start, keep, *operands)
+    state = episode_cond(config.cond)(new, start, keep, *operands)
     action = state.policy[x]
     return action, state._replace(nu=state.nu.at[x, action].add(1))
 
 
-def psrl_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Agent:
+def psrl_agent(*, known_rewards: bool = False, cond: str = "chunked",
+               batching: str | None = None) -> Agent:
     """PSRL as in the StatisticalRL ``learners`` code (``PSRL.py``), planned exactly.
 
     The posterior is TSDE's (:func:`sample_mdp`: ``Dirichlet(1 + N(s, a, .))`` per
@@ -353,7 +338,8 @@ def psrl_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]`` with a Beta posterior).
-        batching: episode-start conditional under vmap (:mod:`jaxmdp.agents.psrl`).
+        cond: episode-start conditional under vmap (module docstring).
+        batching: the same option in its other spelling (:func:`tsde_agent`).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"psrl"``.
@@ -363,12 +349,8 @@ def psrl_agent(*, known_rewards: bool = False, batching: str = "chunked") -> Age
 
     Example:
         >>> import jaxmdp as jm
-        >>> jm.get_agent("psrl").config.batching
-        'chunked'
+        >>> jm.get_agent("psrl", batching="any").config.cond
+        'cond_any'
     """
-    config = PSRLConfig(known_rewards, batching)
-    _check_config(config)
+    config = _sampling_config(PSRLConfig, known_rewards, cond, batching)
     return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards)
-
-
-register_agent("psrl", psrl_agent)

@@ -79,7 +79,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents import Agent, EnvSpec, Observation, register_agent
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 
 __all__ = ["QConfig", "QState", "optimistic_q_agent", "q_update", "theory_horizon"]
 
@@ -259,6 +259,3 @@ def optimistic_q_agent(*, gamma: float = 0.99, c: float = 1.0,
     config = QConfig(float(gamma), float(c),
                      None if horizon_h is None else float(horizon_h))
     return Agent("optimistic_q", _init, _step, config)
-
-
-register_agent("optimistic_q", optimistic_q_agent)

@@ -2,17 +2,9 @@
 section 3): MDP-UCB, OLP, MDP-DMED and MDP-PS.
 
 Each ``*_select_action`` turns the agent's :class:`~jaxmdp.Estimate` into an action in the
-current state; the smooth index formulas with known rewards (:func:`ucb_index`,
-:func:`olp_index`, :func:`dmed_divergence`) are shared with
-:mod:`jaxmdp.analysis.sensitivity`, which differentiates them. The conventions (untried
-actions, learned rewards) are described in :mod:`jaxmdp.agents.paper`.
-
-Example:
-    >>> import jax.numpy as jnp
-    >>> from jaxmdp.agents.rules import olp_index
-    >>> olp_index(jnp.array([[0.5, 0.5]]), jnp.array([0.0, 1.0]), jnp.array([0.0]),
-    ...           jnp.array([0.5])).tolist()
-    [0.75]
+current state; the smooth index formulas with known rewards live beside the indices
+(:mod:`jaxmdp.indices.rules`). The conventions (untried actions, learned rewards) are
+described in :mod:`jaxmdp.agents.paper`.
 """
 
 from __future__ import annotations
@@ -22,10 +14,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.analysis.lower_bound import bernoulli_joint
 from jaxmdp.indices.kl import kinf, kl_ucb
 from jaxmdp.indices.l1 import l1_ucb
-from jaxmdp.planning.estimate import Estimate
+from jaxmdp.indices.rules import dmed_divergence, olp_index, ucb_index
+from jaxmdp.mdp import bernoulli_joint
+from jaxmdp.planning import Estimate
 from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
@@ -33,13 +26,10 @@ __all__ = [
     "RewardInfo",
     "argmax_admissible",
     "current",
-    "dmed_divergence",
     "dmed_select_action",
-    "olp_index",
     "olp_select_action",
     "ps_select_action",
     "safe_radius_base",
-    "ucb_index",
     "ucb_select_action",
     "untried_first",
 ]
@@ -94,33 +84,6 @@ def _gaussian_module():
     from jaxmdp.indices import gaussian  # local import: only Gaussian learners need it
 
     return gaussian
-
-
-def ucb_index(p_hat, bias, rewards, level):
-    """MDP-UCB's index with known rewards, every action of one state:
-    ``r_a + kl_ucb(p_hat[a], bias, level[a])``.
-
-    Args:
-        p_hat: ``[A, S]`` estimated laws; bias: ``[S]``; rewards: ``[A]``; level: ``[A]``,
-            the KL radii ``ln t / n``.
-
-    Returns:
-        ``[A]`` indices.
-    """
-    return rewards + jax.vmap(kl_ucb, in_axes=(0, None, 0))(p_hat, bias, level)
-
-
-def olp_index(p_hat, bias, rewards, radius):
-    """OLP's index with known rewards: ``r_a + l1_ucb(p_hat[a], bias, radius[a])``
-    (shapes as :func:`ucb_index`; ``radius`` the L1 radii ``sqrt(2 ln t / n)``)."""
-    return rewards + jax.vmap(l1_ucb, in_axes=(0, None, 0))(p_hat, bias, radius)
-
-
-def dmed_divergence(p_hat, bias, rewards, target):
-    """MDP-DMED's ``K~(a) = kinf(p_hat[a], bias, target - r_a)``, every action of one
-    state, with ``target = L(x, a*)`` the leader's value (shapes as :func:`ucb_index`,
-    ``target`` a scalar)."""
-    return jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, target - rewards)
 
 
 def ucb_select_action(key, t, x, counts, estimate: Estimate, rewards: RewardInfo | None = None):

@@ -1,6 +1,12 @@
-r"""The UCRL family: UCRL2 and KL-UCRL, batched with :func:`~.batching.cond_any`.
+r"""The UCRL family: UCRL2, KL-UCRL, UCRL2B and UCRL3, one agent with variants as data.
 
-Both agents play in *episodes*. Episode ``k`` starts at round ``t_k`` with the visits
+Every agent of the family is :func:`ucrl_family_agent` with one :class:`UCRLConfig`; a
+variant is the ``sets`` value of that config, which brings the episode's confidence sets
+(``confidence``) and EVI's inner maximisation (``ball``): :class:`UCRL2Sets`,
+:class:`KLUCRLSets`, :class:`UCRL2BSets`, :class:`UCRL3Sets`. A new variant (SCAL, TUCRL,
+...) is a new ``sets`` value; no code of the family changes.
+
+UCRL2 and KL-UCRL play in *episodes*. Episode ``k`` starts at round ``t_k`` with the visits
 ``N_k(s, a)`` of every pair so far (the simulator's counts, initial counts included) and
 the empirical estimates
 
@@ -65,7 +71,7 @@ specified; ``ties="random_least_visited"`` reproduces theirs, ``UCRL2.py`` lines
 
 **UCRL2B** and **UCRL3** (:func:`ucrl2b_agent`, :func:`ucrl3_agent`) share these episodes
 and this batching, with per-next-state bounds (:mod:`jaxmdp.agents.confidence`) and the
-``"box"`` and ``"ucrl3"`` sets of :func:`jaxmdp.evi`; their defaults follow the
+``"box"`` set of :func:`jaxmdp.evi` and UCRL3's (:mod:`.ucrl3_support`); their defaults follow the
 StatisticalRL code (random least-visited ties, ``1/t_k``, warm start).
 
 **Batching.** A replication plans only when its episode starts, a rare event that differs
@@ -98,32 +104,34 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from jaxmdp.agents.batching import cond_any, cond_chunked, cond_compact
+from jaxmdp.agents.batching import check_cond, episode_cond
 from jaxmdp.agents.confidence import (
     ucrl2b_reward_upper,
     ucrl2b_transition_box,
     ucrl3_reward_upper,
     ucrl3_transition_bounds,
 )
-from jaxmdp.agents.protocol import Agent, EnvSpec, Observation, register_agent
-from jaxmdp.analysis.lower_bound import check_unit_rewards
+from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
+from jaxmdp.agents.ucrl3_support import UCRL3_BALL, UCRL3_KEY_SUMS_BALL, UCRL3Bounds
+from jaxmdp.mdp import check_unit_rewards
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status, evi_planner
-from jaxmdp.planning.evi import BoxBounds, UCRL3Bounds
+from jaxmdp.planning.evi import BoxBounds
 
 __all__ = [
     "TIES",
-    "UCRL2BConfig",
-    "UCRL3Config",
-    "UCRL_AGENTS",
+    "KLUCRLSets",
+    "UCRL2BSets",
+    "UCRL2Sets",
+    "UCRL3Sets",
     "UCRLConfig",
     "UCRLState",
     "kl_ucrl_constants",
@@ -131,46 +139,55 @@ __all__ = [
     "ucrl2b_agent",
     "ucrl3_agent",
     "ucrl_agent",
+    "ucrl_family_agent",
 ]
 
-#: Agent name -> the confidence ball of :func:`jaxmdp.evi`.
-UCRL_AGENTS = {"ucrl2": "l1", "kl_ucrl": "kl"}
-
 EPSILON_RULES = ("sqrt", "t")
-CONDS = ("chunked", "compact", "cond_any", "lax")
 #: Tie rules of the episode's policy (see :class:`UCRLConfig`).
 TIES = ("lowest", "random_least_visited", "random_most_visited")
 
+
 class UCRLConfig(NamedTuple):
-    """Options of UCRL2 and KL-UCRL (all static).
+    """Options of every agent of the UCRL family (all static).
+
+    A variant of the family is its ``sets``: a hashable value (a frozen dataclass of the
+    variant's own options) with
+
+    * ``ball``: the inner maximisation of extended value iteration, a ``ball`` of
+      :func:`jaxmdp.evi` (a name, or an :class:`~jaxmdp.planning.InnerMaximisation`);
+    * ``confidence(counts, reward_sums, reward_squares, t_k, spec, config)``: the
+      episode's ``(p_hat, r_tilde, radius)`` from the visits so far (``counts``
+      ``[S, A, S]``, reward sums and sums of squares ``[S, A]``, the float round
+      ``t_k``), ``radius`` in the form ``ball`` reads.
+
+    :func:`ucrl_family_agent` turns a ``sets`` value into an agent; :class:`UCRL2Sets`,
+    :class:`KLUCRLSets`, :class:`UCRL2BSets` and :class:`UCRL3Sets` are the family's.
 
     Attributes:
-        ball: ``"l1"`` (UCRL2) or ``"kl"`` (KL-UCRL); set by the agent's name
-            (``"kl_published"``: KL-UCRL with ``search_up_bug=True``).
+        sets: the variant's confidence sets (above).
         known_rewards: plan with the environment's mean rewards (no reward radius) or
             learn them (default: these baselines learn rewards, in ``[0, 1]``).
         delta: the confidence parameter, in ``(0, 1)``.
         epsilon_rule: EVI's span tolerance: ``"sqrt"`` (``1/sqrt(t_k)``, Jaksch et al.)
             or ``"t"`` (``1/t_k``, the StatisticalRL code's rule).
         max_evi_steps: the most EVI sweeps per episode start.
-        cond: how episode starts are batched: ``"chunked"`` (UCRL2's default; plan
-            only the replications that start one, 8 at a time), ``"compact"``
-            (KL-UCRL's default; plan only those, gathered into one bucket-sized batch),
+        cond: how episode starts are batched (:data:`jaxmdp.agents.batching.CONDS`):
+            ``"chunked"`` (plan only the replications that start one, 8 at a time),
+            ``"compact"`` (plan only those, gathered into one bucket-sized batch),
             ``"cond_any"`` (no planning in rounds where no replication starts one; the
             whole batch plans in the others) or ``"lax"`` (a plain ``lax.cond``: the
             whole batch plans every round).
-        ties: ``"lowest"`` (default: the lowest action index among the exact maximisers
-            of EVI's last sweep, fixed for the episode) or ``"random_least_visited"``
-            (the StatisticalRL ``learners`` rule, ``UCRL2.py`` lines 91-96 and 144:
-            the exact maximisers, then the least visited of them by ``N_k``, stored as a
-            uniform law and re-sampled at every step); ``"random_most_visited"`` keeps
-            the most visited instead (``UCRL3_lazy``, ``UCRL3.py`` line 425).
+        ties: ``"lowest"`` (the lowest action index among the exact maximisers of EVI's
+            last sweep, fixed for the episode) or ``"random_least_visited"`` (the
+            StatisticalRL ``learners`` rule, ``UCRL2.py`` lines 91-96 and 144: the exact
+            maximisers, then the least visited of them by ``N_k``, stored as a uniform law
+            and re-sampled at every step); ``"random_most_visited"`` keeps the most
+            visited instead (``UCRL3_lazy``, ``UCRL3.py`` line 425).
         warm_start: start each episode's EVI from the previous episode's values (the
-            StatisticalRL code, ``UCRL2.py`` line 78) instead of zeros (default, Jaksch
-            et al.).
+            StatisticalRL code, ``UCRL2.py`` line 78) instead of zeros (Jaksch et al.).
     """
 
-    ball: str = "l1"
+    sets: Any
     known_rewards: bool = False
     delta: float = 0.05
     epsilon_rule: str = "sqrt"
@@ -180,95 +197,20 @@ class UCRLConfig(NamedTuple):
     warm_start: bool = False
 
     @property
+    def ball(self):
+        """The ``ball`` of :func:`jaxmdp.evi` that the variant's sets need."""
+        return self.sets.ball
+
+    @property
     def planner(self) -> Planner:
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
         with ``warm_start``, from the previous episode's values)."""
-        return evi_planner(self.ball, max_steps=self.max_evi_steps,
-                           warm_start=self.warm_start)
-
-
-class UCRL2BConfig(NamedTuple):
-    """Options of UCRL2B (all static); the defaults are the StatisticalRL code's.
-
-    Attributes:
-        known_rewards: plan with the environment's mean rewards, or learn them (default).
-        delta: the confidence parameter, in ``(0, 1)``.
-        epsilon_rule: EVI's span tolerance, ``"t"`` (``1/t_k``, default) or ``"sqrt"``.
-        max_evi_steps: the most EVI sweeps per episode start.
-        cond: how episode starts are batched (:class:`UCRLConfig`).
-        ties: ``"random_least_visited"`` (default) or ``"lowest"`` (:class:`UCRLConfig`).
-        c_sqrt: the factor of the square-root term of both widths (2).
-        c_lin: the factor of the linear term ``L / n`` (6).
-        delta_split: ``delta' = delta / (delta_split S A)`` (18).
-        warm_start: start EVI from the previous episode's values (default, as published).
-    """
-
-    known_rewards: bool = False
-    delta: float = 0.05
-    epsilon_rule: str = "t"
-    max_evi_steps: int = 10_000
-    cond: str = "chunked"
-    ties: str = "random_least_visited"
-    c_sqrt: float = 2.0
-    c_lin: float = 6.0
-    delta_split: float = 18.0
-    warm_start: bool = True
-
-    @property
-    def ball(self) -> str:
-        """``"box"``: per-next-state bounds."""
-        return "box"
-
-    @property
-    def planner(self) -> Planner:
-        """Extended value iteration over the boxes."""
-        return evi_planner("box", max_steps=self.max_evi_steps, warm_start=self.warm_start)
-
-
-class UCRL3Config(NamedTuple):
-    """Options of UCRL3 (all static).
-
-    Attributes:
-        known_rewards: plan with the environment's mean rewards, or learn them (default).
-        delta: the confidence parameter, in ``(0, 1)``.
-        epsilon_rule: EVI's span tolerance, ``"t"`` (``1/t_k``, default) or ``"sqrt"``.
-        max_evi_steps: the most EVI sweeps per episode start (1000, ``UCRL3.py`` line 324).
-        cond: how episode starts are batched (:class:`UCRLConfig`).
-        ties: ``"random_least_visited"`` (``UCRL3``), ``"random_most_visited"``
-            (``UCRL3_lazy``) or ``"lowest"``.
-        lazy: ``UCRL3_lazy``'s EVI: no ``kappa`` (the support grows while the outside
-            value exceeds the inside one).
-        key_sums: the published support computation (never extends the support).
-        bisection_tol: ``None`` (exact bounds) or the published bisection's width.
-        warm_start: start EVI from the previous episode's values (``UCRL3``, lines
-            293-296) or from zeros (``UCRL3_lazy`` in effect, lines 433-437).
-    """
-
-    known_rewards: bool = False
-    delta: float = 0.05
-    epsilon_rule: str = "t"
-    max_evi_steps: int = 1_000
-    cond: str = "chunked"
-    ties: str = "random_least_visited"
-    lazy: bool = False
-    key_sums: bool = False
-    bisection_tol: float | None = None
-    warm_start: bool = True
-
-    @property
-    def ball(self) -> str:
-        """``"ucrl3"``, or ``"ucrl3_key_sums"`` for the published support."""
-        return "ucrl3_key_sums" if self.key_sums else "ucrl3"
-
-    @property
-    def planner(self) -> Planner:
-        """Extended value iteration over UCRL3's near-optimistic sets."""
-        return evi_planner(self.ball, max_steps=self.max_evi_steps,
+        return evi_planner(self.sets.ball, max_steps=self.max_evi_steps,
                            warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
-    """State of one replication.
+    """State of one replication (the same fields for every variant and option).
 
     Attributes:
         policy: ``pi_k``, int32 ``[S]``.
@@ -280,15 +222,13 @@ class UCRLState(NamedTuple):
         evi_steps: EVI sweeps so far (all episodes), int32.
         evi_unconverged: episode starts whose EVI stopped at ``max_evi_steps``, int32.
         choices: the actions the episode's policy draws from in each state (the tied
-            maximisers kept by ``ties``), bool ``[S, A]``; with ``ties="lowest"`` the
-            policy's action only.
-        reward_squares: sums of squared observed rewards of each pair, ``[S, A]`` (for
-            the empirical variances of UCRL2B and UCRL3; rewards of initial counts are
-            not seen and do not enter).
+            maximisers kept by ``ties``), bool ``[S, A]``; unused with ``ties="lowest"``.
+        reward_squares: sums of squared observed rewards of each pair, ``[S, A]`` (the
+            empirical variances of UCRL2B and UCRL3; rewards of initial counts are not
+            seen and do not enter).
         last_pair: the pair played at the previous round, int32 ``[2]``.
         last_sum: the reward sum of ``last_pair`` before that round, scalar.
-        values: the last EVI values (the next warm start), ``[S]``; ``None`` without
-            ``warm_start``.
+        values: the last EVI values (the next warm start with ``warm_start``), ``[S]``.
     """
 
     policy: jax.Array
@@ -298,11 +238,16 @@ class UCRLState(NamedTuple):
     episodes: jax.Array
     evi_steps: jax.Array
     evi_unconverged: jax.Array
-    choices: jax.Array | None = None
-    reward_squares: jax.Array | None = None
-    last_pair: jax.Array | None = None
-    last_sum: jax.Array | None = None
-    values: jax.Array | None = None
+    choices: jax.Array
+    reward_squares: jax.Array
+    last_pair: jax.Array
+    last_sum: jax.Array
+    values: jax.Array
+
+    @property
+    def unconverged(self) -> jax.Array:
+        """Planning solves that did not converge (``evi_unconverged``), int32."""
+        return self.evi_unconverged
 
 
 def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
@@ -322,76 +267,162 @@ def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
     return C_P, C_R
 
 
-def _bernstein_confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config):
-    """UCRL2B's or UCRL3's ``(p_hat, r_tilde, bounds)`` (:mod:`.confidence`)."""
-    dtype = jnp.asarray(spec.rewards).dtype
-    S, A = spec.num_states, spec.num_actions
+def _uniform_centre(counts, num_states: int, dtype):
+    """``(tried, n, p_hat)``: ``n = max(1, N_k)`` and ``p_hat`` uniform on untried pairs."""
+    visits = jnp.sum(counts, axis=-1)
+    tried = visits > 0
+    n = jnp.maximum(visits, 1).astype(dtype)
+    p_hat = jnp.where(tried[..., None], counts.astype(dtype) / n[..., None],
+                      jnp.asarray(1.0 / num_states, dtype))
+    return tried, n, p_hat
+
+
+@dataclasses.dataclass(frozen=True)
+class UCRL2Sets:
+    """UCRL2's sets (Jaksch, Ortner & Auer 2010, Figure 1): the L1 ball of radius
+    ``sqrt(14 S ln(2 A t_k / delta) / n)`` around ``p_hat`` (uniform on untried pairs)
+    and the reward ``min(1, r_hat + sqrt(7 ln(2 S A t_k / delta) / (2 n)))``."""
+
+    ball: ClassVar[str] = "l1"
+
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+        """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
+        del reward_squares
+        dtype = jnp.asarray(spec.rewards).dtype
+        S, A = spec.num_states, spec.num_actions
+        _, n, p_hat = _uniform_centre(counts, S, dtype)
+        radius = jnp.sqrt(14.0 * S * jnp.log(2.0 * A * t_k / config.delta) / n)
+        bonus = jnp.sqrt(7.0 * jnp.log(2.0 * S * A * t_k / config.delta) / (2.0 * n))
+        return p_hat, jnp.minimum(reward_sums.astype(dtype) / n + bonus, 1.0), radius
+
+
+@dataclasses.dataclass(frozen=True)
+class KLUCRLSets:
+    """KL-UCRL's sets (Filippi, Cappé & Garivier 2010): the KL ball of radius ``C_P / n``
+    (``+inf`` on untried pairs, centred on uniform) and the reward ``r_hat + sqrt(C_R /
+    n)``, :func:`kl_ucrl_constants`.
+
+    Attributes:
+        search_up_bug: the StatisticalRL ``KLUCRL.py`` maximiser, bug included (ball
+            ``"kl_published"``; untried pairs keep a zero ``p_hat`` and radius ``C_P``,
+            lines 180-189).
+    """
+
+    search_up_bug: bool = False
+
+    @property
+    def ball(self) -> str:
+        """``"kl"``, or ``"kl_published"`` with ``search_up_bug``."""
+        return "kl_published" if self.search_up_bug else "kl"
+
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+        """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
+        del reward_squares
+        dtype = jnp.asarray(spec.rewards).dtype
+        S, A = spec.num_states, spec.num_actions
+        tried, n, p_hat = _uniform_centre(counts, S, dtype)
+        C_P, C_R = kl_ucrl_constants(S, A, t_k, config.delta)
+        radius = jnp.where(tried, C_P / n, jnp.inf)
+        bonus = jnp.sqrt(C_R / n)
+        if self.search_up_bug:  # KLUCRL.py lines 180-189: zeros, C_P / max(1, N)
+            p_hat = counts.astype(dtype) / n[..., None]
+            radius = C_P / n
+        return p_hat, reward_sums.astype(dtype) / n + bonus, radius
+
+
+def _empirical(counts, reward_sums, reward_squares, dtype):
+    """``(visits, n, p_hat, mean, var)``: the empirical laws and the reward's mean and
+    population variance (``+inf`` for an untried pair), ``n = max(1, N_k)``."""
     visits = jnp.sum(counts, axis=-1)
     n = jnp.maximum(visits, 1).astype(dtype)
     p_hat = counts.astype(dtype) / n[..., None]
     mean = reward_sums.astype(dtype) / n
     var = jnp.where(visits > 0, jnp.maximum(reward_squares / n - mean * mean, 0.0), jnp.inf)
-    if isinstance(config, UCRL2BConfig):
-        d = config.delta / (config.delta_split * S * A)
+    return visits, n, p_hat, mean, var
+
+
+@dataclasses.dataclass(frozen=True)
+class UCRL2BSets:
+    """UCRL2B's sets (:func:`ucrl2b_agent`): empirical-Bernstein boxes (:class:`BoxBounds`).
+
+    Attributes:
+        c_sqrt: the factor of the square-root term of both widths (2).
+        c_lin: the factor of the linear term ``L / n`` (6).
+        delta_split: ``delta' = delta / (delta_split S A)`` (18).
+    """
+
+    c_sqrt: float = 2.0
+    c_lin: float = 6.0
+    delta_split: float = 18.0
+    ball: ClassVar[str] = "box"
+
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+        """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
+        del t_k
+        dtype = jnp.asarray(spec.rewards).dtype
+        S, A = spec.num_states, spec.num_actions
+        _, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
+        d = config.delta / (self.delta_split * S * A)
         log_term = jnp.log(n / d)
         lower, upper = ucrl2b_transition_box(p_hat, n[..., None], log_term[..., None],
-                                             config.c_sqrt, config.c_lin)
-        r_tilde = ucrl2b_reward_upper(mean, var, n, log_term, config.c_sqrt, config.c_lin)
-        bounds = BoxBounds(lower, upper)
-    else:
+                                             self.c_sqrt, self.c_lin)
+        r_tilde = ucrl2b_reward_upper(mean, var, n, log_term, self.c_sqrt, self.c_lin)
+        return p_hat, r_tilde, BoxBounds(lower, upper)
+
+
+@dataclasses.dataclass(frozen=True)
+class UCRL3Sets:
+    """UCRL3's sets (:func:`ucrl3_agent`): time-uniform bounds on the empirical support and
+    the near-optimistic support recomputed at every sweep (:class:`UCRL3Bounds`).
+
+    Attributes:
+        lazy: ``UCRL3_lazy``'s EVI: no ``kappa`` (the support grows while the outside
+            value exceeds the inside one).
+        key_sums: the published support computation (never extends the support).
+        bisection_tol: ``None`` (exact bounds) or the published bisection's width.
+    """
+
+    lazy: bool = False
+    key_sums: bool = False
+    bisection_tol: float | None = None
+
+    @property
+    def ball(self):
+        """UCRL3's near-optimistic sets, or with the published support (``key_sums``)."""
+        return UCRL3_KEY_SUMS_BALL if self.key_sums else UCRL3_BALL
+
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+        """``(p_hat, r_tilde, UCRL3Bounds)`` of the episode starting at ``t_k``."""
+        del t_k
+        dtype = jnp.asarray(spec.rewards).dtype
+        S, A = spec.num_states, spec.num_actions
+        visits, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
         d = config.delta / (S * A * (3 + 3 * S))  # UCRL3.py line 13
         support = counts > 0
         lower, upper = ucrl3_transition_bounds(p_hat, visits[..., None], d,
-                                               bisection_tol=config.bisection_tol)
+                                               bisection_tol=self.bisection_tol)
         _, upper_out = ucrl3_transition_bounds(jnp.zeros_like(n), visits, d,
-                                               bisection_tol=config.bisection_tol)
+                                               bisection_tol=self.bisection_tol)
         r_tilde = ucrl3_reward_upper(mean, var, visits, d)
-        if config.lazy:
+        if self.lazy:
             kappa = jnp.full((S, A), jnp.inf, dtype)
         else:  # UCRL3.py lines 301, 305: 10 span(u) / Nkmax^(2/3) |empirical support|
             top = jnp.max(visits).astype(dtype)
             kappa = 10.0 / top ** (2.0 / 3.0) * jnp.sum(support, axis=-1).astype(dtype)
         bounds = UCRL3Bounds(jnp.where(support, lower, 0.0), jnp.where(support, upper, 0.0),
                              upper_out, support, kappa)
-    if config.known_rewards:
-        r_tilde = jnp.asarray(spec.rewards, dtype)
-    return p_hat, r_tilde, bounds
+        return p_hat, r_tilde, bounds
 
 
-def _confidence(counts, reward_sums, t, spec: EnvSpec, config: UCRLConfig,
-                reward_squares=None):
+def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig):
     """``(p_hat, r_tilde, radius, epsilon)`` of the episode starting at round ``t``."""
     dtype = jnp.asarray(spec.rewards).dtype
-    S, A = spec.num_states, spec.num_actions
     t_k = jnp.asarray(t).astype(dtype)
     epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
-    if not isinstance(config, UCRLConfig):
-        p_hat, r_tilde, bounds = _bernstein_confidence(counts, reward_sums, reward_squares,
-                                                       t, spec, config)
-        return p_hat, r_tilde, bounds, epsilon
-    visits = jnp.sum(counts, axis=-1)
-    tried = visits > 0
-    n = jnp.maximum(visits, 1).astype(dtype)
-    p_hat = jnp.where(tried[..., None], counts.astype(dtype) / n[..., None],
-                      jnp.asarray(1.0 / S, dtype))
-    delta = config.delta
-    if config.ball == "l1":
-        radius = jnp.sqrt(14.0 * S * jnp.log(2.0 * A * t_k / delta) / n)
-        bonus = jnp.sqrt(7.0 * jnp.log(2.0 * S * A * t_k / delta) / (2.0 * n))
-    else:
-        C_P, C_R = kl_ucrl_constants(S, A, t_k, delta)
-        radius = jnp.where(tried, C_P / n, jnp.inf)
-        bonus = jnp.sqrt(C_R / n)
-        if config.ball == "kl_published":  # KLUCRL.py lines 180-189: zeros, C_P / max(1, N)
-            p_hat = counts.astype(dtype) / n[..., None]
-            radius = C_P / n
+    p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
+                                                    t_k, spec, config)
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
-    else:
-        r_hat = reward_sums.astype(dtype) / n
-        r_tilde = r_hat + bonus
-        if config.ball == "l1":
-            r_tilde = jnp.minimum(r_tilde, 1.0)
     return p_hat, r_tilde, radius, epsilon
 
 
@@ -409,13 +440,12 @@ def tied_choices(p_opt, r_tilde, u, mask, visits, ties: str):
 
 def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
-    p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, t, spec, config,
-                                                  state.reward_squares)
+    p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, state.reward_squares,
+                                                  t, spec, config)
     planner = config.planner
     mask = jnp.asarray(spec.mask, bool)
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
-    start = planner.init(model) if state.values is None else state.values
-    result, values = planner.update(start, ModelChange(model))
+    result, values = planner.update(state.values, ModelChange(model))
     visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
     if config.ties == "lowest":
         choices = state.choices
@@ -433,7 +463,7 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
         evi_unconverged=state.evi_unconverged
         + (result.status != Status.CONVERGED).astype(jnp.int32),
         choices=choices,
-        values=None if state.values is None else values.astype(state.values.dtype),
+        values=values.astype(state.values.dtype),
     )
 
 
@@ -443,22 +473,19 @@ def _keep(counts, reward_sums, t, state: UCRLState, mask, rewards) -> UCRLState:
 
 
 def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
-    del key
+    del key, config
     S, A = spec.num_states, spec.num_actions
     zero = jnp.zeros((), jnp.int32)
-    state = UCRLState(policy=jnp.zeros(S, jnp.int32),
-                      episode_visits=jnp.zeros((S, A), jnp.int32),
-                      nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
-                      evi_steps=zero, evi_unconverged=zero)
     dtype = jnp.asarray(spec.rewards).dtype
-    if config.warm_start:
-        state = state._replace(values=jnp.zeros(S, dtype))
-    if config.ties == "lowest" and isinstance(config, UCRLConfig):
-        return state  # no tie sets, no reward squares
-    return state._replace(choices=jnp.ones((S, A), bool),
-                          reward_squares=jnp.zeros((S, A), dtype),
-                          last_pair=jnp.zeros(2, jnp.int32),
-                          last_sum=jnp.zeros((), dtype))
+    return UCRLState(policy=jnp.zeros(S, jnp.int32),
+                     episode_visits=jnp.zeros((S, A), jnp.int32),
+                     nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
+                     evi_steps=zero, evi_unconverged=zero,
+                     choices=jnp.ones((S, A), bool),
+                     reward_squares=jnp.zeros((S, A), dtype),
+                     last_pair=jnp.zeros(2, jnp.int32),
+                     last_sum=jnp.zeros((), dtype),
+                     values=jnp.zeros(S, dtype))
 
 
 def _draw(key, state: UCRLState, x, config):
@@ -471,13 +498,11 @@ def _draw(key, state: UCRLState, x, config):
 
 def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLConfig):
     x = obs.state
-    tracked = state.reward_squares is not None
-    if tracked:
-        # The reward of the previous round, from the change of its pair's reward sum.
-        px, pa = state.last_pair[0], state.last_pair[1]
-        reward = obs.reward_sums[px, pa] - state.last_sum
-        state = state._replace(reward_squares=state.reward_squares.at[px, pa].add(
-            jnp.where(obs.step > 0, reward * reward, 0.0)))
+    # The reward of the previous round, from the change of its pair's reward sum.
+    px, pa = state.last_pair[0], state.last_pair[1]
+    reward = obs.reward_sums[px, pa] - state.last_sum
+    state = state._replace(reward_squares=state.reward_squares.at[px, pa].add(
+        jnp.where(obs.step > 0, reward * reward, 0.0)))
     first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
     action = _draw(first, state, x, config)
     start = (obs.step == 0) | (
@@ -489,24 +514,25 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         return _new_episode(counts, reward_sums, t, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
-    branch = {"chunked": cond_chunked, "compact": cond_compact, "cond_any": cond_any,
-              "lax": lax.cond}[config.cond]
-    state = branch(start, plan, _keep, obs.counts, obs.reward_sums, obs.t, state,
-                   spec.mask, spec.rewards)
+    state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
+                                      state, spec.mask, spec.rewards)
     if config.ties == "lowest":
         action = state.policy[x]
     else:
         action = jnp.where(start, _draw(second, state, x, config), action)
-    state = state._replace(nu=state.nu.at[x, action].add(1))
-    if tracked:
-        state = state._replace(last_pair=jnp.stack([x, action]).astype(jnp.int32),
-                               last_sum=obs.reward_sums[x, action].astype(state.last_sum.dtype))
-    return action, state
+    return action, state._replace(
+        nu=state.nu.at[x, action].add(1),
+        last_pair=jnp.stack([x, action]).astype(jnp.int32),
+        last_sum=obs.reward_sums[x, action].astype(state.last_sum.dtype))
+
+
+def _check_bool(name: str, value) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
 
 
 def _check_config(config: UCRLConfig) -> None:
-    if not isinstance(config.known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {config.known_rewards!r}")
+    _check_bool("known_rewards", config.known_rewards)
     d = config.delta
     if (isinstance(d, bool) or not isinstance(d, numbers.Real)
             or not 0.0 < float(d) < 1.0):
@@ -517,27 +543,10 @@ def _check_config(config: UCRLConfig) -> None:
     m = config.max_evi_steps
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m <= 0:
         raise ValueError(f"max_evi_steps must be a positive integer, got {m!r}")
-    if config.cond not in CONDS:
-        raise ValueError(f"cond must be one of {list(CONDS)}, got {config.cond!r}")
+    check_cond(config.cond)
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
-    if not isinstance(config.warm_start, bool):
-        raise ValueError(f"warm_start must be a bool, got {config.warm_start!r}")
-    if isinstance(config, UCRL2BConfig):
-        for name in ("c_sqrt", "c_lin", "delta_split"):
-            v = getattr(config, name)
-            if (isinstance(v, bool) or not isinstance(v, numbers.Real)
-                    or not math.isfinite(v) or v < 0 or (name == "delta_split" and v <= 0)):
-                raise ValueError(f"{name} must be a non-negative finite number"
-                                 f"{' (positive)' if name == 'delta_split' else ''}, got {v!r}")
-    if isinstance(config, UCRL3Config):
-        for name in ("lazy", "key_sums"):
-            if not isinstance(getattr(config, name), bool):
-                raise ValueError(f"{name} must be a bool, got {getattr(config, name)!r}")
-        b = config.bisection_tol
-        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real)
-                              or not 0 < b < 1):
-            raise ValueError(f"bisection_tol must be None or a number in (0, 1), got {b!r}")
+    _check_bool("warm_start", config.warm_start)
 
 
 def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
@@ -550,6 +559,46 @@ def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
     check_unit_rewards(spec.rewards, spec.mask,
                        "known_rewards=False in the UCRL family assumes rewards in [0, 1]",
                        " (use known_rewards=True)")
+
+
+def ucrl_family_agent(name: str, sets, *, known_rewards: bool = False, delta: float = 0.05,
+                      epsilon_rule: str = "sqrt", max_evi_steps: int = 10_000,
+                      cond: str = "chunked", ties: str = "lowest",
+                      warm_start: bool = False) -> Agent:
+    """An agent of the UCRL family with the confidence sets ``sets`` (:class:`UCRLConfig`).
+
+    The family's episodes (the doubling rule), extended value iteration over ``sets``'s
+    ball, its ties and batching; a new variant is a ``sets`` value and nothing else.
+
+    Args:
+        name: the agent's name.
+        sets: the variant: a hashable value with ``ball`` and ``confidence`` (see
+            :class:`UCRLConfig`), e.g. :class:`UCRL2Sets`.
+        known_rewards: plan with the true mean rewards (default False: learn them; then
+            rewards must lie in ``[0, 1]``).
+        delta: confidence parameter in ``(0, 1)``.
+        epsilon_rule: ``"sqrt"`` (EVI stops at span ``< 1/sqrt(t_k)``) or ``"t"``
+            (``< 1/t_k``).
+        max_evi_steps: the most EVI sweeps per episode start (positive int).
+        cond: episode-start batching (:class:`UCRLConfig`).
+        ties: one of :data:`TIES` (:class:`UCRLConfig`).
+        warm_start: start each episode's EVI from the previous values.
+
+    Returns:
+        The :class:`~jaxmdp.Agent`.
+
+    Raises:
+        ValueError: for an option of the wrong type or value, naming it.
+
+    Example:
+        >>> from jaxmdp.agents.ucrl import UCRL2Sets, ucrl_family_agent
+        >>> ucrl_family_agent("my_ucrl2", UCRL2Sets(), delta=0.1).config.ball
+        'l1'
+    """
+    config = UCRLConfig(sets, known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
+                        warm_start)
+    _check_config(config)
+    return Agent(name, _init, _step, config, _validate)
 
 
 def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
@@ -585,19 +634,17 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
     Raises:
         ValueError: for an unknown name or an option of the wrong type or value.
     """
-    if name not in UCRL_AGENTS:
-        raise ValueError(f"name must be one of {list(UCRL_AGENTS)}, got {name!r}")
+    if name not in ("ucrl2", "kl_ucrl"):
+        raise ValueError(f"name must be one of ['ucrl2', 'kl_ucrl'], got {name!r}")
     if cond is None:
         cond = "chunked" if name == "ucrl2" else "compact"
-    if not isinstance(search_up_bug, bool):
-        raise ValueError(f"search_up_bug must be a bool, got {search_up_bug!r}")
+    _check_bool("search_up_bug", search_up_bug)
     if search_up_bug and name != "kl_ucrl":
         raise ValueError(f"search_up_bug applies to 'kl_ucrl' only, got name {name!r}")
-    ball = "kl_published" if search_up_bug else UCRL_AGENTS[name]
-    config = UCRLConfig(ball, known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
-                        warm_start)
-    _check_config(config)
-    return Agent(name, _init, _step, config, _validate)
+    sets = UCRL2Sets() if name == "ucrl2" else KLUCRLSets(search_up_bug)
+    return ucrl_family_agent(name, sets, known_rewards=known_rewards, delta=delta,
+                             epsilon_rule=epsilon_rule, max_evi_steps=max_evi_steps,
+                             cond=cond, ties=ties, warm_start=warm_start)
 
 
 def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
@@ -660,13 +707,18 @@ def ucrl2b_agent(*, known_rewards: bool = False, delta: float = 0.05,
 
     Example:
         >>> import jaxmdp as jm
-        >>> jm.get_agent("ucrl2b").config.c_lin
+        >>> jm.get_agent("ucrl2b").config.sets.c_lin
         6.0
     """
-    config = UCRL2BConfig(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
-                          c_sqrt, c_lin, delta_split, warm_start)
-    _check_config(config)
-    return Agent("ucrl2b", _init, _step, config, _validate)
+    for option, v in (("c_sqrt", c_sqrt), ("c_lin", c_lin), ("delta_split", delta_split)):
+        if (isinstance(v, bool) or not isinstance(v, numbers.Real)
+                or not math.isfinite(v) or v < 0 or (option == "delta_split" and v <= 0)):
+            raise ValueError(f"{option} must be a non-negative finite number"
+                             f"{' (positive)' if option == 'delta_split' else ''}, got {v!r}")
+    return ucrl_family_agent("ucrl2b", UCRL2BSets(c_sqrt, c_lin, delta_split),
+                             known_rewards=known_rewards, delta=delta,
+                             epsilon_rule=epsilon_rule, max_evi_steps=max_evi_steps,
+                             cond=cond, ties=ties, warm_start=warm_start)
 
 
 def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
@@ -681,7 +733,7 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
     Bernstein / sub-Gaussian bounds with peeling, empirical-Bernstein and
     Hoeffding-Laplace reward bounds, ``delta`` split over ``S A (3 + 3 S)``), and
     extended value iteration over the near-optimistic sets
-    (:func:`jaxmdp.planning.evi.near_optimistic_support`, recomputed at every sweep; the
+    (:func:`jaxmdp.agents.ucrl3_support.near_optimistic_support`, recomputed at every sweep; the
     inner maximum is the box maximiser on that support, ``max_proba``, lines 264-290),
     stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325).
 
@@ -742,10 +794,16 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
         ties = "random_most_visited" if lazy is True else "random_least_visited"
     if warm_start is None:
         warm_start = lazy is not True
-    config = UCRL3Config(known_rewards, delta, epsilon_rule, max_evi_steps, cond, ties,
-                         lazy, key_sums, bisection_tol, warm_start)
-    _check_config(config)
-    return Agent("ucrl3", _init, _step, config, _validate)
+    _check_bool("lazy", lazy)
+    _check_bool("key_sums", key_sums)
+    b = bisection_tol
+    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real)
+                          or not 0 < b < 1):
+        raise ValueError(f"bisection_tol must be None or a number in (0, 1), got {b!r}")
+    return ucrl_family_agent("ucrl3", UCRL3Sets(lazy, key_sums, bisection_tol),
+                             known_rewards=known_rewards, delta=delta,
+                             epsilon_rule=epsilon_rule, max_evi_steps=max_evi_steps,
+                             cond=cond, ties=ties, warm_start=warm_start)
 
 
 def replay_episodes(states, actions, num_states: int, num_actions: int,
@@ -800,9 +858,3 @@ def replay_episodes(states, actions, num_states: int, num_actions: int,
         nu[rows, s, a] += 1
         visits[rows, s, a] += 1
     return starts, stationary
-
-
-for _name in UCRL_AGENTS:
-    register_agent(_name, lambda _n=_name, **options: ucrl_agent(_n, **options))
-register_agent("ucrl2b", ucrl2b_agent)
-register_agent("ucrl3", ucrl3_agent)

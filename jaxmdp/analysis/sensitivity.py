@@ -44,12 +44,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxmdp.agents.protocol import Agent, get_agent
-from jaxmdp.agents.rules import dmed_divergence, olp_index, ucb_index
+from jaxmdp.agents import Agent, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
+from jaxmdp.indices.rules import dmed_divergence, olp_index, ucb_index
 from jaxmdp.mdp import MDP
+from jaxmdp.planning import solve_average_reward
 from jaxmdp.planning.estimate import estimate
-from jaxmdp.planning.policy_iteration import solve_average_reward
 
 __all__ = ["INDEX_AGENTS", "GainSensitivity", "IndexSensitivity", "LowerBoundSensitivity",
            "gain_sensitivity", "index_sensitivity", "lower_bound_sensitivity"]

@@ -8,6 +8,9 @@ several instances of a family into one :class:`~jaxmdp.MDP` with a leading batch
 (``jm.envs.batch("garnet-10-2-3", seeds=range(100))``), :func:`names` lists the names and
 :data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` maps
 the names that stand for a family (their capital letters are parameters) to an instance.
+All of them read one registry, filled in this module; :func:`register_env` adds a user's
+environment or family to it, so that every name-taking function (``make``, ``batch``,
+``jaxmdp run --env``, ``jaxmdp bench --suite``) knows it.
 One module per family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid
 worlds, FrozenLake), ``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
 
@@ -67,7 +70,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -98,6 +102,7 @@ __all__ = [
     "grid_world",
     "make",
     "names",
+    "register_env",
     "open_grid",
     "paper_mdp",
     "random_mdp",
@@ -112,96 +117,169 @@ __all__ = [
 # --------------------------------------------------------------------------------------
 # The registry.
 
-#: Every name :func:`make` accepts, with a one-line description (S, A, source). The
-#: names in :data:`PATTERNS` stand for families: replace their capital letters by
-#: integers (``garnet-100-4-10``, ``riverswim-40``, ``grid-5-8``).
-ENVIRONMENTS: dict[str, str] = {
-    "paper-mdp": "S=3, A=2: the paper's example (Cowan, Katehakis & Pirutinsky 2019, "
-                 "section 5)",
-    "riverswim-6": "S=6, A=2: RiverSwim, r(5, right) = 1 (StatisticalRL river-swim-6)",
-    "riverswim-25": "S=25, A=2: RiverSwim, r(24, right) = 0.99 (StatisticalRL "
-                    "river-swim-25)",
-    "riverswim-osband-6": "S=6, A=2: RiverSwim of Osband, Russo & Van Roy (2013)",
-    "riverswim-ergodic-6": "S=6, A=2: ergodic RiverSwim, leak 0.001 (StatisticalRL "
-                           "ergo-river-swim-6)",
-    "riverswim-ergodic-25": "S=25, A=2: ergodic RiverSwim, leak 0.001 (StatisticalRL "
-                            "ergo-river-swim-25)",
-    "grid-2-room": "S=55, A=4: two-room grid world, slip 0.1 (StatisticalRL grid-2-room)",
-    "grid-4-room": "S=20, A=4: four-room grid world, slip 0.1 (StatisticalRL grid-4-room)",
-    "sixarms": "S=7, A=6: SixArms, rewards / 6000 (Strehl & Littman 2008)",
-    "garnet-S-A-b": "S, A: GARNET, b random next states per row, Dirichlet(1) weights, "
-                    "Uniform(0, 1) rewards (seed=)",
-    "random-S-A": "S, A: dense Dirichlet(1) rows, Uniform(0, 1) rewards (seed=)",
-    "riverswim-N": "S=N, A=2: RiverSwim of any length N >= 2, r(N-1, right) = 1 "
-                   "(StatisticalRL RiverSwim)",
-    "grid-R-C": "S=R*C, A=4: open R x C grid world, start top left, goal bottom right, "
-                "slip 0.1 (slip=; StatisticalRL GridWorld)",
-    "deepsea-N": "S=N(N+1)/2, A=2: continuing DeepSea of size N >= 2 (Colosseum "
-                 "DeepSeaContinuous)",
-    "frozenlake-N": "S<=N*N, A=4: continuing slippery N x N FrozenLake, random lake "
-                    "(seed=, p_frozen=0.8, slip=0.25; Colosseum FrozenLakeContinuous)",
-}
 
-_FIXED = {
-    "paper-mdp": paper_mdp,
-    "riverswim-6": functools.partial(riverswim, 6),
-    "riverswim-25": functools.partial(riverswim, 25, reward_right=0.99),
-    "riverswim-osband-6": functools.partial(riverswim_osband, 6),
-    "riverswim-ergodic-6": functools.partial(riverswim_ergodic, 6),
-    "riverswim-ergodic-25": functools.partial(riverswim_ergodic, 25),
-    "grid-2-room": grid_2_room,
-    "grid-4-room": grid_4_room,
-    "sixarms": sixarms,
-}
+class _Entry(NamedTuple):
+    description: str
+    factory: Callable[..., MDP]
+    seed: str | None  # for a family: how make's seed reaches the factory
+    pattern: re.Pattern | None  # a family's names; None for a fixed name
+    example: str | None  # a family's representative instance
 
 
-def _keyed(build):
-    """A family drawn from a ``jax.random`` key: ``make``'s ``seed`` becomes the key."""
+# The one registry: name -> entry, in registration order (make tries the families in that
+# order, after the fixed names). Filled below, in one place, and by register_env.
+_REGISTRY: dict[str, _Entry] = {}
 
-    def call(sizes, seed, dtype, params):
-        return build(_key(seed), *sizes, dtype=dtype, **params)
-
-    return call
-
-
-def _seeded(build):
-    """A family drawn by an int seed (NumPy): ``make``'s ``seed`` is passed as ``seed``."""
-
-    def call(sizes, seed, dtype, params):
-        return build(*sizes, seed=seed, dtype=dtype, **params)
-
-    return call
+#: The values of :func:`register_env`'s ``seed``.
+SEEDS = (None, "key", "int")
 
 
-def _plain(build):
-    """A deterministic family: ``make``'s ``seed`` is ignored."""
+def _family_pattern(name: str) -> re.Pattern | None:
+    """A family's names: each part of ``name`` that is one letter stands for an integer."""
+    parts = name.split("-")
+    if not any(len(part) == 1 and part.isalpha() for part in parts):
+        return None
+    return re.compile("-".join(r"(\d+)" if len(part) == 1 and part.isalpha()
+                               else re.escape(part) for part in parts))
 
-    def call(sizes, seed, dtype, params):
-        del seed
-        return build(*sizes, dtype=dtype, **params)
 
-    return call
+def register_env(name: str, factory: Callable[..., MDP], *, description: str,
+                 example: str | None = None, seed: str | None = None,
+                 replace: bool = False) -> None:
+    """Registers an environment, or a family of them, under ``name`` for :func:`make`.
+
+    A name whose dash-separated parts include single letters names a *family*: each such
+    letter stands for an integer (``"garnet-S-A-b"`` for ``"garnet-100-4-10"``), and
+    ``make("garnet-100-4-10", seed=..., dtype=..., **params)`` calls
+    ``factory(100, 4, 10, dtype=dtype, **params)``, with the seed passed as ``seed``
+    says. Any other name is one environment, built by ``factory(dtype=dtype)``. Names
+    registered earlier take precedence: a fixed name over every family, and a family over
+    those registered after it.
+
+    Args:
+        name: the name, e.g. ``"my-chain"`` or ``"my-chain-N"``.
+        factory: returns the :class:`~jaxmdp.MDP` (keyword ``dtype``, default float).
+        description: one line: sizes, what it is, its source (``"S=6, A=2: ..."``);
+            listed by :data:`ENVIRONMENTS` and ``jaxmdp envs``.
+        example: a family's representative instance (``"my-chain-10"``), listed by
+            :data:`PATTERNS`; required for a family, ``None`` for a fixed name.
+        seed: a family's randomness: ``None`` (deterministic; ``make``'s ``seed`` is
+            ignored), ``"key"`` (``factory(jax.random.key(seed), *sizes, ...)``; ``seed``
+            may also be a key) or ``"int"`` (``factory(*sizes, seed=seed, ...)``).
+        replace: allow replacing a name already registered (default False).
+
+    Raises:
+        ValueError: for a name already registered (without ``replace=True``), an empty
+            or non-string name or description, a factory that is not callable, an unknown
+            ``seed``, or an ``example`` missing for a family, given for a fixed name or
+            not matching the family.
+
+    Example:
+        >>> import numpy as np
+        >>> import jaxmdp as jm
+        >>> def two_states(*, dtype=None):
+        ...     P = [[[0.9, 0.1], [0.2, 0.8]], [[0.5, 0.5], [0.1, 0.9]]]
+        ...     return jm.MDP(np.asarray(P, dtype), np.asarray([[0.0, 0.1], [0.5, 1.0]], dtype))
+        >>> jm.envs.register_env("two-states", two_states,
+        ...                      description="S=2, A=2: a two-state example")
+        >>> jm.envs.make("two-states").P.shape
+        (2, 2, 2)
+        >>> jm.envs.register_env("chain-N", lambda n, *, dtype=None: jm.envs.riverswim(n),
+        ...                      description="S=N, A=2: a chain", example="chain-8")
+        >>> jm.envs.make("chain-8").num_states, jm.envs.PATTERNS["chain-N"]
+        (8, 'chain-8')
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"environment {name!r} is already registered; pass replace=True to "
+                         f"replace it")
+    if not callable(factory):
+        raise ValueError(f"factory must be callable, got {factory!r}")
+    if not isinstance(description, str) or not description:
+        raise ValueError(f"description must be a non-empty string, got {description!r}")
+    if seed not in SEEDS:
+        raise ValueError(f"seed must be one of {list(SEEDS)}, got {seed!r}")
+    pattern = _family_pattern(name)
+    if pattern is None and example is not None:
+        raise ValueError(f"example names an instance of a family; {name!r} is one "
+                         f"environment, got example={example!r}")
+    if pattern is not None and not (isinstance(example, str) and pattern.fullmatch(example)):
+        raise ValueError(f"example must be an instance of the family {name!r} (its "
+                         f"one-letter parts replaced by integers), got {example!r}")
+    _REGISTRY[name] = _Entry(description, factory, seed, pattern, example)
 
 
-_PATTERNS = {
-    "garnet-S-A-b": (re.compile(r"garnet-(\d+)-(\d+)-(\d+)"), _keyed(garnet)),
-    "random-S-A": (re.compile(r"random-(\d+)-(\d+)"), _keyed(random_mdp)),
-    "riverswim-N": (re.compile(r"riverswim-(\d+)"), _plain(riverswim)),
-    "grid-R-C": (re.compile(r"grid-(\d+)-(\d+)"), _plain(open_grid)),
-    "deepsea-N": (re.compile(r"deepsea-(\d+)"), _plain(deep_sea)),
-    "frozenlake-N": (re.compile(r"frozenlake-(\d+)"), _seeded(frozen_lake)),
-}
+class _View(Mapping):
+    """A read-only, live view of the registry: name -> ``value(entry)`` for the entries
+    ``keep(entry)`` keeps."""
+
+    def __init__(self, value, keep=lambda entry: True):
+        self._value, self._keep = value, keep
+
+    def _items(self):
+        return {name: self._value(e) for name, e in _REGISTRY.items() if self._keep(e)}
+
+    def __getitem__(self, name):
+        return self._items()[name]
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __len__(self):
+        return len(self._items())
+
+    def __repr__(self):
+        return repr(self._items())
+
+
+#: Every name :func:`make` accepts, with a one-line description (S, A, source): a
+#: read-only view of the registry. The names in :data:`PATTERNS` stand for families:
+#: replace their one-letter parts by integers (``garnet-100-4-10``, ``riverswim-40``,
+#: ``grid-5-8``).
+ENVIRONMENTS: Mapping[str, str] = _View(lambda entry: entry.description)
 
 #: The names of :data:`ENVIRONMENTS` that stand for a family of instances, each mapped to
 #: a representative instance (the one listings show; seed 0 where a seed is needed).
-PATTERNS: dict[str, str] = {
-    "garnet-S-A-b": "garnet-100-4-5",
-    "random-S-A": "random-10-4",
-    "riverswim-N": "riverswim-12",
-    "grid-R-C": "grid-5-5",
-    "deepsea-N": "deepsea-10",
-    "frozenlake-N": "frozenlake-4",
-}
+PATTERNS: Mapping[str, str] = _View(lambda entry: entry.example,
+                                    lambda entry: entry.pattern is not None)
+
+# jaxmdp's environments, in the order they are listed.
+for _name, _factory, _description, _example, _seed in (
+    ("paper-mdp", paper_mdp, "S=3, A=2: the paper's example (Cowan, Katehakis & "
+     "Pirutinsky 2019, section 5)", None, None),
+    ("riverswim-6", functools.partial(riverswim, 6), "S=6, A=2: RiverSwim, r(5, right) = 1 "
+     "(StatisticalRL river-swim-6)", None, None),
+    ("riverswim-25", functools.partial(riverswim, 25, reward_right=0.99), "S=25, A=2: "
+     "RiverSwim, r(24, right) = 0.99 (StatisticalRL river-swim-25)", None, None),
+    ("riverswim-osband-6", functools.partial(riverswim_osband, 6), "S=6, A=2: RiverSwim of "
+     "Osband, Russo & Van Roy (2013)", None, None),
+    ("riverswim-ergodic-6", functools.partial(riverswim_ergodic, 6), "S=6, A=2: ergodic "
+     "RiverSwim, leak 0.001 (StatisticalRL ergo-river-swim-6)", None, None),
+    ("riverswim-ergodic-25", functools.partial(riverswim_ergodic, 25), "S=25, A=2: ergodic "
+     "RiverSwim, leak 0.001 (StatisticalRL ergo-river-swim-25)", None, None),
+    ("grid-2-room", grid_2_room, "S=55, A=4: two-room grid world, slip 0.1 (StatisticalRL "
+     "grid-2-room)", None, None),
+    ("grid-4-room", grid_4_room, "S=20, A=4: four-room grid world, slip 0.1 (StatisticalRL "
+     "grid-4-room)", None, None),
+    ("sixarms", sixarms, "S=7, A=6: SixArms, rewards / 6000 (Strehl & Littman 2008)", None,
+     None),
+    ("garnet-S-A-b", garnet, "S, A: GARNET, b random next states per row, Dirichlet(1) "
+     "weights, Uniform(0, 1) rewards (seed=)", "garnet-100-4-5", "key"),
+    ("random-S-A", random_mdp, "S, A: dense Dirichlet(1) rows, Uniform(0, 1) rewards "
+     "(seed=)", "random-10-4", "key"),
+    ("riverswim-N", riverswim, "S=N, A=2: RiverSwim of any length N >= 2, r(N-1, right) = 1 "
+     "(StatisticalRL RiverSwim)", "riverswim-12", None),
+    ("grid-R-C", open_grid, "S=R*C, A=4: open R x C grid world, start top left, goal bottom "
+     "right, slip 0.1 (slip=; StatisticalRL GridWorld)", "grid-5-5", None),
+    ("deepsea-N", deep_sea, "S=N(N+1)/2, A=2: continuing DeepSea of size N >= 2 (Colosseum "
+     "DeepSeaContinuous)", "deepsea-10", None),
+    ("frozenlake-N", frozen_lake, "S<=N*N, A=4: continuing slippery N x N FrozenLake, random "
+     "lake (seed=, p_frozen=0.8, slip=0.25; Colosseum FrozenLakeContinuous)",
+     "frozenlake-4", "int"),
+):
+    register_env(_name, _factory, description=_description, example=_example, seed=_seed)
+del _name, _factory, _description, _example, _seed
 
 
 def names() -> list[str]:
@@ -215,7 +293,7 @@ def names() -> list[str]:
         >>> "riverswim-6" in jm.envs.names(), "deepsea-N" in jm.envs.names()
         (True, True)
     """
-    return list(ENVIRONMENTS)
+    return list(_REGISTRY)
 
 
 def _unknown(name) -> ValueError:
@@ -232,13 +310,21 @@ def _key(seed):
     raise ValueError(f"seed must be an int or a jax.random key, got {seed!r}")
 
 
+def _build_family(entry: _Entry, sizes: tuple[int, ...], seed, dtype, params) -> MDP:
+    if entry.seed == "key":
+        return entry.factory(_key(seed), *sizes, dtype=dtype, **params)
+    if entry.seed == "int":
+        return entry.factory(*sizes, seed=seed, dtype=dtype, **params)
+    return entry.factory(*sizes, dtype=dtype, **params)
+
 def make(name: str, *, seed=0, dtype=None, **params) -> MDP:
     """Builds the named environment.
 
     Args:
-        name: one of :func:`names`: a fixed name (``"riverswim-6"``, ``"grid-4-room"``,
-            ...) or an instance of a family of :data:`PATTERNS`: ``"garnet-S-A-b"``
-            (``"garnet-100-4-10"``), ``"random-S-A"`` (``"random-10-4"``),
+        name: one of :func:`names` (those of :func:`register_env` included): a fixed name
+            (``"riverswim-6"``, ``"grid-4-room"``, ...) or an instance of a family of
+            :data:`PATTERNS`: ``"garnet-S-A-b"`` (``"garnet-100-4-10"``), ``"random-S-A"``
+            (``"random-10-4"``),
             ``"riverswim-N"`` (:func:`riverswim` with ``n = N``; the fixed name
             ``riverswim-25`` keeps its source's reward 0.99), ``"grid-R-C"``
             (:func:`open_grid`), ``"deepsea-N"`` (:func:`deep_sea`) or
@@ -270,17 +356,18 @@ def make(name: str, *, seed=0, dtype=None, **params) -> MDP:
     """
     if not isinstance(name, str):
         raise _unknown(name)
-    if name in _FIXED:
+    entry = _REGISTRY.get(name)
+    if entry is not None and entry.pattern is None:
         if params:
             raise ValueError(f"environment {name!r} takes no parameters, got "
                              f"{sorted(params)}")
-        return _FIXED[name](dtype=dtype)
-    for pattern, build in _PATTERNS.values():
-        match = pattern.fullmatch(name)
+        return entry.factory(dtype=dtype)
+    for entry in _REGISTRY.values():
+        match = entry.pattern.fullmatch(name) if entry.pattern is not None else None
         if match:
             sizes = tuple(int(g) for g in match.groups())
             try:
-                return build(sizes, seed, dtype, params)
+                return _build_family(entry, sizes, seed, dtype, params)
             except TypeError as error:
                 if params and "unexpected keyword argument" in str(error):
                     raise ValueError(f"unknown parameter for {name!r}: {error}") from None

@@ -26,7 +26,6 @@ Example:
     ([0, 1, 0], 'CONVERGED')
 """
 
-from jaxmdp._deprecation import moved_names
 from jaxmdp.planning._core import DEFAULT_MAX_STEPS, ModelChange, Planner, Solution, Status
 from jaxmdp.planning.estimate import Estimate, estimate
 from jaxmdp.planning.evi import BALLS, ConfidenceSet, InnerMaximisation, evi, evi_planner
@@ -36,6 +35,7 @@ from jaxmdp.planning.policy_iteration import (
     policy_iteration,
     solve_average_reward,
 )
+from jaxmdp.planning.suboptimality import gaps
 
 __all__ = [
     "BALLS",
@@ -51,19 +51,9 @@ __all__ = [
     "evi",
     "evi_planner",
     "exact_planner",
+    "gaps",
     "incremental_planner",
     "incremental_policy_iteration",
     "policy_iteration",
     "solve_average_reward",
 ]
-
-# Names this package had when it was one module, kept for one release.
-_DEPRECATED = {
-    "PlanningSolution": ("jaxmdp.planning", "Solution"),
-    "PlanningStatus": ("jaxmdp.planning", "Status"),
-    **{name: ("jaxmdp.analysis.lower_bound", name)
-       for name in ("RegretLowerBound", "gaps", "regret_lower_bound")},
-}
-
-
-__getattr__ = moved_names("jaxmdp.planning", _DEPRECATED, name_in_message=True)

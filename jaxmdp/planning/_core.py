@@ -108,16 +108,6 @@ class Solution(NamedTuple):
     q_opt: None | jax.Array = None
     span: None | jax.Array = None
 
-    @property
-    def u(self) -> jax.Array:
-        """``bias`` under extended value iteration's name, :math:`u_i`."""
-        return self.bias
-
-    @property
-    def gain_estimate(self) -> jax.Array:
-        """``gain`` under extended value iteration's name."""
-        return self.gain
-
 
 class ModelChange(NamedTuple):
     """What a planner's ``update`` is told: the model to solve and how it changed.

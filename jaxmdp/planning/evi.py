@@ -1,4 +1,4 @@
-r"""Extended value iteration over L1 (UCRL2), KL (KL-UCRL), box (UCRL2B) and UCRL3 sets.
+r"""Extended value iteration over L1 (UCRL2), KL (KL-UCRL), box (UCRL2B) and other sets.
 
 For a confidence set that is a product over the pairs :math:`(s, a)` of a ball around the
 estimate :math:`\hat p(s, a)` and an optimistic reward :math:`\tilde r(s, a)`, extended
@@ -39,9 +39,9 @@ Four kinds of sets are supported, each solved exactly:
   bounds (:class:`BoxBounds` as ``radius``); :func:`box_maximise` gives every state its
   lower bound and the remaining mass to the states of highest :math:`u`, up to their
   upper bounds (the linear programme's solution), one shared sort per sweep.
-* ``"ucrl3"`` (UCRL3, Bourel, Maillard & Talebi 2020): the box restricted to the
-  near-optimistic support of :func:`near_optimistic_support`, recomputed at every sweep
-  (:class:`UCRL3Bounds` as ``radius``); ``"ucrl3_key_sums"`` the same with the support
+* any other set, passed as ``ball`` by value: an :class:`InnerMaximisation` (UCRL3's
+  box restricted to a near-optimistic support recomputed at every sweep,
+  :data:`jaxmdp.agents.ucrl3_support.UCRL3_BALL`, is one).
   the published code computes (the empirical one plus the state of highest :math:`u`).
 
 The iterates are shifted by their minimum after each sweep (relative value iteration).
@@ -70,7 +70,7 @@ from jaxmdp.indices.l1 import l1_ball_maximiser
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
 __all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
-           "UCRL3Bounds", "box_maximise", "evi", "evi_planner", "near_optimistic_support"]
+           "box_maximise", "evi", "evi_planner", "register_ball"]
 
 DEFAULT_MAX_STEPS = 10_000
 
@@ -151,150 +151,6 @@ def _box_inner(data, u, bounds: BoxBounds, with_q: bool):
     return box_maximise(bounds.lower, bounds.upper, u, with_q)
 
 
-class UCRL3Bounds(NamedTuple):
-    """The ``radius`` of ``ball="ucrl3"``: UCRL3's bounds and near-optimistic support.
-
-    Attributes:
-        lower: lower bounds of ``q(s, a, y)`` on the empirical support (0 elsewhere),
-            ``[S, A, S]``.
-        upper: upper bounds of ``q(s, a, y)`` on the empirical support, ``[S, A, S]``.
-        upper_out: the upper bound of a next state outside the empirical support (that
-            of ``p_hat = 0``), ``[S, A]``.
-        support: the empirical support ``N(s, a, y) > 0``, bool ``[S, A, S]``.
-        kappa: the threshold ``kappa(s, a)`` of the support extension divided by
-            ``span(u)`` (``+inf``: compare with the inside value only; NaN: never
-            extend), ``[S, A]``.
-    """
-
-    lower: jax.Array
-    upper: jax.Array
-    upper_out: jax.Array
-    support: jax.Array
-    kappa: jax.Array
-
-
-def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
-                            key_sums: bool = False) -> jax.Array:
-    r"""UCRL3's near-optimistic support of every pair at the values ``u``.
-
-    Bourel, Maillard & Talebi (2020), as ``UCRL3.computeSupport`` (StatisticalRL
-    ``learners``, ``UCRL3.py`` lines 174-261) intends it. With ``p_u`` the upper bound
-    (``upper`` on the empirical support, ``upper_out`` outside) and ``p_l`` the lower one:
-
-    1. the support starts as the empirical one plus the state of highest ``u``;
-    2. *inside*: starting from ``p_u`` on the support, mass is removed from the states of
-       lowest ``u`` (each down to ``p_l``) until the total is at most one; *outside*: the
-       states outside the support, from the highest ``u`` down, get up to ``p_u`` each
-       until the total reaches one; ``v_in``, ``v_out`` are the two laws' values of
-       ``u - min u``;
-    3. while ``v_out > min(kappa span(u), v_in)``, the outside state of highest ``u`` joins
-       the support (it gets ``p_u`` inside if it lies above the point where the inside
-       removal stopped, and its outside mass is given to the next outside states), and
-       ``v_in``, ``v_out`` are recomputed.
-
-    ``key_sums=True`` reproduces the published code, whose helpers sum the keys of a
-    dict (state indices) where they mean its values (lines 175, 193): the outside value
-    stays 0, step 3 never runs and the support is the empirical one plus ``argmax u``.
-
-    Args:
-        bounds: a :class:`UCRL3Bounds`, arrays ``[S, A, S]`` / ``[S, A]``.
-        u: the values, ``[S]``.
-        key_sums: the published computation (static; see above).
-
-    Returns:
-        bool ``[S, A, S]``: the support of every pair.
-    """
-    S = u.shape[0]
-    order = jnp.argsort(u, stable=True)  # increasing u
-    best = order[-1]
-    start = bounds.support | (jnp.arange(S) == best)
-    if key_sums:
-        return start
-    w = u - jnp.min(u)
-    w_ord = w[order]
-    kappa = bounds.kappa * (jnp.max(u) - jnp.min(u))
-
-    def one(lower, upper, upper_out, emp, sup0, kap):
-        p_u = jnp.where(emp, upper, upper_out)[order]  # in increasing order of u
-        p_l = jnp.where(emp, lower, 0.0)[order]
-        sup0 = sup0[order]
-
-        def fill_in(p_in, present, sup, idx):
-            # Remove mass from the lowest present states until the total is at most one.
-            def cond(c):
-                p_in, idx = c
-                return (jnp.sum(jnp.where(present, p_in, 0.0)) > 1) & (idx < S)
-
-            def body(c):
-                p_in, idx = c
-                total = jnp.sum(jnp.where(present, p_in, 0.0))
-                new = jnp.maximum(jnp.maximum(0.0, p_in[idx] - total + 1), p_l[idx])
-                p_in = jnp.where(sup[idx] & present[idx], p_in.at[idx].set(new), p_in)
-                return p_in, idx + 1
-
-            return lax.while_loop(cond, body, (p_in, idx))
-
-        def fill_out(p_out, sup, idx):
-            # Give mass to the outside states from the highest u down, up to p_u each.
-            def cond(c):
-                p_out, idx = c
-                return (jnp.sum(p_out) < 1) & (idx >= 0)
-
-            def body(c):
-                p_out, idx = c
-                add = jnp.minimum(p_u[idx], jnp.maximum(0.0, 1 - jnp.sum(p_out)))
-                p_out = jnp.where(sup[idx], p_out, p_out.at[idx].set(add))
-                return p_out, idx - 1
-
-            return lax.while_loop(cond, body, (p_out, idx))
-
-        p_in0 = jnp.where(sup0, p_u, 0.0)
-        p_in, idx_in = fill_in(p_in0, sup0, sup0, 0)
-        p_out, idx_out = fill_out(jnp.zeros(S, u.dtype), sup0, S - 1)
-
-        def cond(c):
-            sup, present, p_in, idx_in, p_out, idx_out, ll = c
-            v_in = jnp.sum(jnp.where(present, p_in, 0.0) * w_ord)
-            v_out = jnp.sum(p_out * w_ord)
-            return (v_out > jnp.minimum(kap, v_in)) & (ll < S - 1)
-
-        def body(c):
-            sup, present, p_in, idx_in, p_out, idx_out, ll = c
-            # The highest state outside the support, at position S - 1 - ll or below.
-            positions = jnp.arange(S)
-            candidates = (~sup) & (positions <= S - 1 - ll)
-            pos = jnp.max(jnp.where(candidates, positions, -1))
-            found = pos >= 0
-            ll = jnp.where(found, S - 1 - pos, S - 1)
-            pos = jnp.maximum(pos, 0)
-            sup = sup.at[pos].set(sup[pos] | found)
-            inside = found & (pos > idx_in)
-            p_in = jnp.where(inside, p_in.at[pos].set(p_u[pos]), p_in)
-            present = present.at[pos].set(present[pos] | inside)
-            p_in, idx_in = fill_in(p_in, present, sup, idx_in)
-            p_out = jnp.where(found, p_out.at[pos].set(0.0), p_out)
-            p_out, idx_out = fill_out(p_out, sup, idx_out)
-            return sup, present, p_in, idx_in, p_out, idx_out, ll
-
-        init = (sup0, sup0, p_in, idx_in, p_out, idx_out, jnp.asarray(1))
-        sup = lax.while_loop(cond, body, init)[0]
-        return jnp.zeros(S, bool).at[order].set(sup)
-
-    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
-    out = jax.vmap(one)(flat(bounds.lower), flat(bounds.upper), flat(bounds.upper_out),
-                        flat(bounds.support), flat(start), flat(kappa))
-    return out.reshape(bounds.support.shape)
-
-
-def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
-    del data
-    support = near_optimistic_support(bounds, u, key_sums=key_sums)
-    lower = jnp.where(bounds.support, bounds.lower, 0.0)
-    upper = jnp.where(bounds.support, bounds.upper, bounds.upper_out[..., None])
-    upper = jnp.where(support, upper, lower)
-    return box_maximise(lower, upper, u, with_q)
-
-
 def _kl_published_inner(p_hat, u, radius, with_q: bool):
     """KL-UCRL's maximiser as the StatisticalRL code computes it (``KLUCRL.py`` lines
     67-172, 183-186), with its ``search_up`` bug: ``nu = max_support u + 10^7``.
@@ -347,11 +203,14 @@ class InnerMaximisation(NamedTuple):
         layout: ``layout(p_hat) -> data``: ``p_hat`` in the layout ``solve`` reads.
         q_in_loop: whether ``solve`` returns its maximisers at no extra cost (they are
             then carried through the loop; otherwise recomputed once at the end).
+        bounds: the ``radius`` type of a set given by per-next-state bounds (a pytree
+            such as :class:`BoxBounds`), or ``None`` for a radius array ``[S, A]``.
     """
 
     solve: Callable
     layout: Callable
     q_in_loop: bool
+    bounds: type | None = None
 
 
 def _l1_inner() -> InnerMaximisation:
@@ -379,14 +238,43 @@ INNER_MAXIMISATIONS = {
     "kl": lambda: InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True),
     "kl_published": lambda: InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat,
                                               True),
-    "box": lambda: InnerMaximisation(_box_inner, lambda p_hat: None, False),
-    "ucrl3": lambda: InnerMaximisation(_ucrl3_inner, lambda p_hat: None, False),
-    "ucrl3_key_sums": lambda: InnerMaximisation(partial(_ucrl3_inner, key_sums=True),
-                                                lambda p_hat: None, False),
+    "box": lambda: InnerMaximisation(_box_inner, lambda p_hat: None, False, BoxBounds),
 }
 
+#: The confidence balls of this module, by name. Other modules add theirs to
+#: :data:`INNER_MAXIMISATIONS` with :func:`register_ball` (UCRL3's ``"ucrl3"`` and
+#: ``"ucrl3_key_sums"``, :mod:`jaxmdp.agents.ucrl3_support`); any ball can also be passed
+#: by value, as an :class:`InnerMaximisation`.
 BALLS = tuple(INNER_MAXIMISATIONS)
 """The confidence balls :func:`evi` and :func:`evi_planner` know (their ``ball`` argument)."""
+
+
+def register_ball(name: str, factory: Callable[[], InnerMaximisation], *,
+                  replace: bool = False) -> None:
+    """Makes ``ball=name`` of :func:`evi` and :func:`evi_planner` mean ``factory()``.
+
+    Args:
+        name: the ball's name.
+        factory: returns the ball's :class:`InnerMaximisation` (called at each trace).
+        replace: allow replacing a registered name.
+
+    Raises:
+        ValueError: for a name already registered (without ``replace``).
+    """
+    if name in INNER_MAXIMISATIONS and not replace:
+        raise ValueError(f"ball {name!r} is already registered; pass replace=True to "
+                         f"replace it")
+    INNER_MAXIMISATIONS[name] = factory
+
+
+def _known(ball) -> bool:
+    return isinstance(ball, InnerMaximisation) or (isinstance(ball, str)
+                                                   and ball in INNER_MAXIMISATIONS)
+
+
+def _maximisation(ball: str | InnerMaximisation) -> InnerMaximisation:
+    """The inner maximisation of ``ball``, a name of :data:`BALLS` or the value itself."""
+    return INNER_MAXIMISATIONS[ball]() if isinstance(ball, str) else ball
 
 
 # -----------------------------------------------------------------------------------------
@@ -406,12 +294,12 @@ class _Carry(NamedTuple):
 
 @partial(jax.jit, static_argnames=("ball",))
 def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
-    maximisation = INNER_MAXIMISATIONS[ball]()
+    maximisation = _maximisation(ball)
     inner, q_in_loop = maximisation.solve, maximisation.q_in_loop
     data = maximisation.layout(p_hat)
     # A state without admissible actions keeps all of them (planning's convention).
     mask = mask | ~jnp.any(mask, axis=-1, keepdims=True)
-    if ball not in BOUNDS_TYPES:
+    if maximisation.bounds is None:
         radius = jnp.maximum(radius, 0)  # traced negative radii (an eager call raises)
 
     def cond(carry: _Carry) -> jax.Array:
@@ -459,19 +347,14 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
 # Public API.
 
 
-#: The ``radius`` type of the balls whose parameters are per-next-state bounds.
-BOUNDS_TYPES = {"box": BoxBounds, "ucrl3": UCRL3Bounds, "ucrl3_key_sums": UCRL3Bounds}
-
-
 def _as_radius(radius, dtype):
-    if isinstance(radius, UCRL3Bounds):
-        return radius._replace(
-            lower=jnp.asarray(radius.lower, dtype), upper=jnp.asarray(radius.upper, dtype),
-            upper_out=jnp.asarray(radius.upper_out, dtype),
-            support=jnp.asarray(radius.support, bool), kappa=jnp.asarray(radius.kappa, dtype))
-    if isinstance(radius, BoxBounds):
-        return BoxBounds(jnp.asarray(radius.lower, dtype), jnp.asarray(radius.upper, dtype))
-    return jnp.asarray(radius, dtype)
+    """The radius array, or each leaf of a bounds pytree, in ``dtype`` (bool leaves stay
+    bool)."""
+
+    def cast(leaf):
+        return jnp.asarray(leaf, bool if jnp.asarray(leaf).dtype == bool else dtype)
+
+    return jax.tree_util.tree_map(cast, radius)
 
 
 def _is_traced(x) -> bool:
@@ -479,8 +362,10 @@ def _is_traced(x) -> bool:
 
 
 def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps) -> None:
-    if ball not in BALLS:
-        raise ValueError(f"ball must be one of {BALLS}, got {ball!r}")
+    if not _known(ball):
+        raise ValueError(f"ball must be one of {list(INNER_MAXIMISATIONS)} or an "
+                         f"InnerMaximisation, got {ball!r}")
+    bounds = _maximisation(ball).bounds
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive Python int, got {max_steps!r}")
     P_shape, R_shape = jnp.shape(p_hat), jnp.shape(r_tilde)
@@ -488,9 +373,9 @@ def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
         raise ValueError(f"p_hat must have shape [S, A, S] with S, A >= 1, got shape {P_shape}")
     if R_shape != P_shape[:2]:
         raise ValueError(f"r_tilde must have shape [S, A] = {P_shape[:2]}, got shape {R_shape}")
-    if ball in BOUNDS_TYPES:
-        if not isinstance(radius, BOUNDS_TYPES[ball]):
-            raise ValueError(f"radius must be a {BOUNDS_TYPES[ball].__name__} for "
+    if bounds is not None:
+        if not isinstance(radius, bounds):
+            raise ValueError(f"radius must be a {bounds.__name__} for "
                              f"ball={ball!r}, got {type(radius).__name__}")
         for field in ("lower", "upper"):
             shape = jnp.shape(getattr(radius, field))
@@ -511,7 +396,7 @@ def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
         raise ValueError(f"epsilon must be a scalar, got shape {jnp.shape(epsilon)}")
     if not _is_traced(epsilon) and not float(epsilon) > 0:
         raise ValueError(f"epsilon must be positive, got {float(epsilon)!r}")
-    if ball not in BOUNDS_TYPES and not _is_traced(radius):
+    if bounds is None and not _is_traced(radius):
         bad = np.asarray(radius) < 0
         if np.any(bad):
             where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -527,7 +412,7 @@ def evi(
     radius: ArrayLike,
     mask: ArrayLike | None = None,
     *,
-    ball: str = "l1",
+    ball: str | InnerMaximisation = "l1",
     epsilon: ArrayLike,
     max_steps: int = DEFAULT_MAX_STEPS,
     u0: ArrayLike | None = None,
@@ -573,13 +458,14 @@ def evi(
         radius: the radii, shape ``[S, A]``: L1 radius :math:`d` (UCRL2:
             :math:`\sqrt{14 S \ln(2 A t_k / \delta) / \max(1, N_k(s, a))}`) or KL radius.
             Non-negative; an eager call raises on negative entries, a traced one treats
-            them as 0. For ``"box"`` a :class:`BoxBounds`, for ``"ucrl3"`` and
-            ``"ucrl3_key_sums"`` a :class:`UCRL3Bounds` (``p_hat`` then only fills the
+            them as 0. For ``"box"`` a :class:`BoxBounds`, for a ``ball`` given by value its
+            ``bounds`` type when it has one (``p_hat`` then only fills the
             ``q_opt`` rows of inadmissible pairs).
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all. A state
             whose row is all False keeps every action (as in :func:`jaxmdp.policy_iteration`).
-        ball: one of :data:`BALLS`: ``"l1"``, ``"kl"``, ``"kl_published"``, ``"box"``,
-            ``"ucrl3"``, ``"ucrl3_key_sums"`` (static).
+        ball: a name of :data:`INNER_MAXIMISATIONS` (``"l1"``, ``"kl"``,
+            ``"kl_published"``, ``"box"``, ``"ucrl3"``, ``"ucrl3_key_sums"``) or an
+            :class:`InnerMaximisation` (static).
         epsilon: the span tolerance, a positive scalar; may be traced (UCRL2 uses
             :math:`1/\sqrt{t_k}`). A traced ``epsilon <= 0`` runs to ``max_steps``.
         max_steps: the largest number of sweeps, a positive Python int.
@@ -587,8 +473,7 @@ def evi(
 
     Returns:
         A :class:`~jaxmdp.planning.Solution` ``(gain, bias, policy, num_steps, status,
-        q_opt, span)``: ``bias`` is ``u`` (also readable as ``.u``) and ``gain`` the
-        gain estimate (also ``.gain_estimate``).
+        q_opt, span)``: ``bias`` is ``u`` and ``gain`` the gain estimate.
 
     Raises:
         ValueError: for an unknown ``ball``, a non-positive ``epsilon`` or ``max_steps``,
@@ -612,7 +497,7 @@ def evi(
     """
     _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
     dtype = jnp.result_type(p_hat, r_tilde, *([] if u0 is None else [u0]),
-                            *([] if ball in BOUNDS_TYPES else [radius]))
+                            *([] if _maximisation(ball).bounds is not None else [radius]))
     if not jnp.issubdtype(dtype, jnp.floating):
         dtype = jnp.result_type(float)
     num_states = jnp.shape(p_hat)[0]
@@ -633,7 +518,7 @@ def evi(
 
 
 @functools.cache
-def evi_planner(ball: str = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
+def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
                 warm_start: bool = False) -> Planner:
     """Extended value iteration behind :class:`~jaxmdp.planning.Planner`.
 
@@ -642,7 +527,8 @@ def evi_planner(ball: str = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
     ``warm_start`` the next update starts from it, otherwise from zeros (UCRL2's rule).
 
     Args:
-        ball: one of :data:`BALLS` (static).
+        ball: a name of :data:`INNER_MAXIMISATIONS` or an :class:`InnerMaximisation`
+            (static).
         max_steps: maximum number of sweeps per update, a positive int.
         warm_start: start each update from the previous ``u``.
 
@@ -665,8 +551,9 @@ def evi_planner(ball: str = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
         >>> sol.policy.tolist()
         [0, 1, 0]
     """
-    if ball not in INNER_MAXIMISATIONS:
-        raise ValueError(f"ball must be one of {list(BALLS)}, got {ball!r}")
+    if not _known(ball):
+        raise ValueError(f"ball must be one of {list(INNER_MAXIMISATIONS)} or an "
+                         f"InnerMaximisation, got {ball!r}")
 
     def init(model: ConfidenceSet):
         return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)

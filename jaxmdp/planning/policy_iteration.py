@@ -7,8 +7,9 @@ Solves the optimality equations of Cowan, Katehakis & Pirutinsky (2019), eq. (1)
     \phi + v_x = \max_{a \in A(x)} \Big( r_{x,a} + \sum_y p^a_{x,y} v_y \Big),
     \qquad v_0 = 0,
 
-by policy iteration inside ``lax.while_loop``. The gaps and the regret lower bound derived
-from the solution are in ``jaxmdp.analysis.lower_bound``.
+by policy iteration inside ``lax.while_loop``. The gaps derived from the solution are in
+:mod:`jaxmdp.planning.suboptimality`, the regret lower bound in
+``jaxmdp.analysis.lower_bound``.
 
 Everything is written for one MDP and batches with ``vmap``. Gain and bias are
 differentiable in ``P`` and ``R`` at the (fixed) optimal policy by implicit
@@ -78,6 +79,7 @@ __all__ = [
     "policy_iteration",
     "policy_iteration_with_gains",
     "solve_average_reward",
+    "warm_start_policy",
 ]
 
 
@@ -524,6 +526,27 @@ def check_constant_gain(mdp: MDP, sol: Solution, gains, rtol, *, masked: bool):
         "constant optimal gain (unichain, communicating or weakly communicating); "
         "jaxmdp.policy_iteration returns the optimal policy with status MULTICHAIN."
     )
+
+
+def warm_start_policy(P: jax.Array, R: jax.Array, mask: jax.Array, bias: jax.Array,
+                      policy: jax.Array) -> jax.Array:
+    """One greedy improvement of ``policy`` against ``bias``: a start for policy iteration.
+
+    The improvement step of :func:`policy_iteration` (the current action is kept when it
+    is within the default tie tolerance of the best), with ``bias`` from another MDP, e.g.
+    the previous posterior sample of an episodic agent.
+
+    Args:
+        P: transition laws, ``[S, A, S]``.
+        R: rewards, ``[S, A]``.
+        mask: admissible actions, bool ``[S, A]``.
+        bias: the values to be greedy against, ``[S]``.
+        policy: the current policy, int ``[S]``.
+
+    Returns:
+        The improved policy, int32 ``[S]``.
+    """
+    return improve(P, R, mask, bias, policy, default_rtol(P.dtype, P.shape[-1]))
 
 
 @functools.cache

@@ -30,7 +30,7 @@ SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
 # compile once and serve both.
 ENVS = ["riverswim-6", "riverswim-osband-6"]
 # The horizon and replications of the recorded runs (tests/data/
-# make_trajectories_pre_redesign.py): the simulations of the agents recorded there are the
+# make_agent_trajectories.py): the simulations of the agents recorded there are the
 # same programs (loaded from the suite's compilation cache, not compiled again). The
 # unbatched replay checks the first REPLAY rounds of every replication.
 HORIZON = 400

@@ -61,7 +61,9 @@ def test_get_agent_unknown_name_lists_known():
         ("dmed", dict(planner="lu"), r"planner must be a jaxmdp.planning.Planner, "
                                      r"'incremental' or 'full', got 'lu'"),
         ("olp", dict(refresh_every=0), "refresh_every must be a positive integer, got 0"),
-        ("ucb", dict(optimism=2), "unexpected keyword argument 'optimism'"),
+        ("ucb", dict(optimism=2), r"agent 'ucb' takes the options \['known_rewards', "
+                                  r"'force_untried', 'planner', 'refresh_every'\], got "
+                                  r"options \['optimism'\]"),
     ],
 )
 def test_get_agent_rejects_bad_options(name, options, match):
@@ -310,3 +312,27 @@ def test_learned_reward_ps_frequencies_match_numpy_reference(model, law):
     # Two binomial proportions of n = 2000: sd of the difference < 0.016.
     assert 0.05 < ref_freq < 0.95
     assert abs(freq - ref_freq) < 0.064
+
+
+def test_a_failed_solve_reaches_the_agent_and_is_counted():
+    # Policy iteration from the lowest actions [0, 0, 0] needs a second evaluation to
+    # confirm the optimal policy [1, 0, 0] of the rigged counts' estimate (section 5.1):
+    # with max_steps=1 it stops at MAX_STEPS and the agent counts the round; with the
+    # default it converges.
+    from jaxmdp.simulate import env_spec
+
+    mdp = jm.envs.make("paper-mdp")
+    spec = env_spec(mdp)
+    counts = jnp.asarray(jm.envs.rigged_counts())
+    obs = jm.Observation(jnp.int32(61), jnp.int32(0), jnp.int32(0), counts,
+                         jnp.zeros(mdp.R.shape))
+    key = jax.random.key(0)
+    expected = jm.solve_average_reward(jm.estimate(counts, mdp).mdp)[2]
+    for planner, failed in ((jm.planning.exact_planner(max_steps=1), 1),
+                            (jm.planning.exact_planner(), 0)):
+        agent = jm.get_agent("ucb", planner=planner)
+        _, state = jax.jit(lambda s, o, a=agent: a.step(key, s, o, spec))(
+            agent.init(key, spec), obs)
+        assert int(state.unconverged) == failed
+        if not failed:
+            np.testing.assert_array_equal(state.policy, expected)

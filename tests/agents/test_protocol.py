@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
+import jaxmdp.agents
 from jaxmdp.agents import Observation
 from jaxmdp.simulate import env_spec
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "regression_3fc08ff.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ucb_olp_paths.npz"
 
 
 # --- A small agent with its own state and its own planner, defined here --------------------
@@ -185,8 +186,8 @@ def _replayed_actions(agent, case, states, actions):
 # uniforms), while an agent's decisions depend only on the history and its own keys.
 @pytest.mark.parametrize("name", ["ucb", "olp"])
 @pytest.mark.parametrize("case", ["paper", "rigged", "garnet"])
-def test_ucb_and_olp_play_the_same_actions_as_before_the_redesign(name, case):
-    """Trajectories saved from commit 3fc08ff (tests/data/make_regression_3fc08ff.py)."""
+def test_ucb_and_olp_replay_their_saved_paths(name, case):
+    """The saved paths of tests/data/ucb_olp_paths.npz (tests/data/make_ucb_olp_paths.py)."""
     data = np.load(DATA)
     states, actions = data[f"{name}_{case}_states"], data[f"{name}_{case}_actions"]
     np.testing.assert_array_equal(
@@ -298,12 +299,6 @@ def test_learning_unit_interval_rewards_needs_means_in_unit_interval():
     _regression_run("ucb", "shifted")
 
 
-def test_simulate_rejects_planner_options_for_agent_objects():
-    with (pytest.warns(DeprecationWarning, match="configure the agent instead"),
-          pytest.raises(ValueError, match="planner and refresh_every configure a named agent")):
-        jm.simulate(jm.envs.make("paper-mdp"), GREEDY, 10, 2, planner="full", progress=False)
-
-
 # --- Learned rewards: the estimates the agents plan with ------------------------------------
 def test_learning_agents_plan_with_posterior_mean_rewards():
     paper = jm.envs.make("paper-mdp").with_reward_law("bernoulli")
@@ -370,5 +365,19 @@ def test_env_spec_initial_round_is_the_first_played_round():
 
 @pytest.mark.parametrize("name", jm.agent_names())
 def test_an_unknown_option_raises_value_error_naming_it(name):
-    with pytest.raises(ValueError, match="no_such_option"):
+    options = ", ".join(repr(o) for o in jaxmdp.agents.agent_options(name))
+    with pytest.raises(ValueError, match=rf"agent '{name}' takes the options \[{options}\], "
+                                         rf"got options \['no_such_option'\]"):
         jm.get_agent(name, no_such_option=1)
+
+
+def test_register_agent_rejects_a_second_registration_unless_replace():
+    factory = jaxmdp.agents.AGENTS["ucb"]
+    with pytest.raises(ValueError, match="agent 'ucb' is already registered; pass "
+                                         "replace=True"):
+        jm.register_agent("UCB", lambda: GREEDY)
+    jm.register_agent("ucb", lambda: GREEDY, replace=True)
+    assert jm.get_agent("ucb") is GREEDY
+    jm.register_agent("ucb", factory, replace=True)
+    with pytest.raises(ValueError, match="factory must be callable"):
+        jm.register_agent("greedy", GREEDY)

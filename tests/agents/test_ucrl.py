@@ -2,8 +2,10 @@
 episode bound, the first action, regret against the NumPy loop, cond_any vs lax.cond.
 (Sharding: tests/test_sharding.py, on the runs checked here.)"""
 
+import dataclasses
 import math
 from pathlib import Path
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +14,7 @@ import pytest
 from shared_runs import SHARED_RUNS, shared_run
 
 import jaxmdp as jm
-from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
+from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes, ucrl_family_agent
 from jaxmdp.simulate import env_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +99,7 @@ def test_episodes_follow_the_doubling_rule_and_jaksch_bound(runs, name):
         np.testing.assert_array_equal(state.episode_visits[r], visits)
         assert state.t_k[r] == last[r] + 1
     assert state.evi_unconverged.sum() == 0
+    np.testing.assert_array_equal(traj.unconverged, state.evi_unconverged)  # reported
 
 
 @pytest.mark.parametrize("name", ["ucrl2", "kl_ucrl"])
@@ -128,3 +131,36 @@ def test_compact_planning_equals_plain_cond(runs, cond):
     np.testing.assert_array_equal(other.actions, runs["ucrl2"].actions[:, :horizon])
     np.testing.assert_array_equal(other.pseudo_regret,
                                   runs["ucrl2"].pseudo_regret[:, :horizon])
+
+
+# --- A new variant of the family: a config and one function ---------------------------
+@dataclasses.dataclass(frozen=True)
+class _CertaintyEquivalence:
+    """A UCRL variant with no optimism: the empirical MDP itself (L1 radius 0, r_hat)."""
+
+    ball: ClassVar[str] = "l1"
+
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec, config):
+        n = jnp.maximum(counts.sum(-1), 1).astype(t_k.dtype)
+        return counts / n[..., None], reward_sums / n, jnp.zeros(n.shape, t_k.dtype)
+
+
+def test_a_new_variant_needs_a_config_and_one_function():
+    # Its first episode plans on the empirical MDP: EVI with radius 0 is value iteration,
+    # whose greedy policy must be the optimal policy that policy iteration finds.
+    agent = ucrl_family_agent("certainty_equivalence", _CertaintyEquivalence(),
+                              epsilon_rule="t", max_evi_steps=100_000)
+    assert agent.config.ball == "l1" and agent.config.sets == _CertaintyEquivalence()
+    mdp = jm.envs.make("riverswim-6")
+    spec = env_spec(mdp)
+    rng = np.random.default_rng(7)
+    counts = rng.integers(1, 20, (6, 2, 6)).astype(np.int32)
+    sums = rng.uniform(0, 1, (6, 2)) * counts.sum(-1)
+    obs = jm.Observation(jnp.int32(10**9), jnp.int32(0), jnp.int32(0), jnp.asarray(counts),
+                         jnp.asarray(sums))
+    key = jax.random.key(0)
+    _, state = jax.jit(lambda s, o: agent.step(key, s, o, spec))(agent.init(key, spec), obs)
+    assert int(state.episodes) == 1 and int(state.evi_unconverged) == 0
+    n = counts.sum(-1)
+    _, _, policy = jm.solve_average_reward(jm.MDP(counts / n[..., None], sums / n))
+    np.testing.assert_array_equal(state.policy, policy)

@@ -10,7 +10,7 @@ from published_runs import assert_same_mean, jax_final_regrets, numpy_final_regr
 
 import jaxmdp as jm
 from jaxmdp.agents.confidence import ucrl2b_reward_upper, ucrl2b_transition_box
-from jaxmdp.agents.ucrl import _bernstein_confidence, replay_episodes
+from jaxmdp.agents.ucrl import replay_episodes
 from jaxmdp.simulate import env_spec
 
 
@@ -45,9 +45,10 @@ def test_confidence_set_from_counts_and_reward_squares():
     rewards = [[rng.random(c) for c in row] for row in counts.sum(-1)]
     sums = np.array([[r.sum() for r in row] for row in rewards])
     squares = np.array([[(r**2).sum() for r in row] for row in rewards])
-    for config in (jm.get_agent("ucrl2b").config,
-                   jm.get_agent("ucrl2b", c_sqrt=1.0, c_lin=3.0, delta_split=6).config):
-        p_hat, r_tilde, box = _bernstein_confidence(counts, sums, squares, 10, spec, config)
+    for full in (jm.get_agent("ucrl2b").config,
+                 jm.get_agent("ucrl2b", c_sqrt=1.0, c_lin=3.0, delta_split=6).config):
+        config = full.sets
+        p_hat, r_tilde, box = config.confidence(counts, sums, squares, 10.0, spec, full)
         n = np.maximum(counts.sum(-1), 1)
         L = np.log(n / (0.05 / (config.delta_split * 12)))
         for s in range(6):

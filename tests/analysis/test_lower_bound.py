@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmdp.analysis.lower_bound import bernoulli_joint, check_unit_rewards
+from jaxmdp.mdp import bernoulli_joint, check_unit_rewards
 
 
 def test_bernoulli_joint_matches_numpy():

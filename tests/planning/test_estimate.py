@@ -1,4 +1,4 @@
-"""Tests for jaxmdp.estimators: p_hat, good actions and the estimated MDP's solution."""
+"""Tests for jaxmdp.planning.estimate: p_hat, good actions and the estimated MDP's solution."""
 
 import sys
 from pathlib import Path

@@ -55,7 +55,7 @@ def _maximisers(p, u, radius, ball):
     S, A, _ = p.shape
     res = jm.evi(p, np.zeros((S, A)), radius, ball=ball, epsilon=1.0, max_steps=1, u0=u)
     assert int(res.num_steps) == 1
-    np.testing.assert_array_equal(res.u, u)
+    np.testing.assert_array_equal(res.bias, u)
     return np.asarray(res.q_opt)
 
 
@@ -115,7 +115,7 @@ def _kl_slsqp(p, u, delta):
 def _sweep(res, p, r, radius, mask, ball):
     """T u at the returned u, by the independent index functions (l1_ucb / kl_ucb)."""
     index = jm.l1_ucb if ball == "l1" else jm.kl_ucb
-    q_values = np.asarray(r + index(p, jnp.asarray(res.u), radius))
+    q_values = np.asarray(r + index(p, jnp.asarray(res.bias), radius))
     return np.where(mask, q_values, -np.inf)
 
 
@@ -254,23 +254,23 @@ def test_evi_stops_by_the_span_rule_with_a_greedy_policy(ball, seed, S, A, zeros
     p, r, radius, mask = _evi_problem(seed, S, A, zeros, scale)
     eps = 1e-6
     res = jm.evi(p, r, radius, mask, ball=ball, epsilon=eps, max_steps=5000)
-    assert int(res.status) == jm.EVIStatus.CONVERGED
+    assert int(res.status) == jm.Status.CONVERGED
     assert float(res.span) < eps
     # One more sweep at u, by the index functions: the same span, and the policy is its
     # argmax (admissible, lowest index among ties).
     q_values = _sweep(res, p, r, radius, mask, ball)
-    diff = q_values.max(-1) - np.asarray(res.u)
+    diff = q_values.max(-1) - np.asarray(res.bias)
     assert diff.max() - diff.min() == pytest.approx(float(res.span), abs=1e-10)
-    assert (diff.max() + diff.min()) / 2 == pytest.approx(float(res.gain_estimate), abs=1e-10)
+    assert (diff.max() + diff.min()) / 2 == pytest.approx(float(res.gain), abs=1e-10)
     np.testing.assert_array_equal(res.policy, np.argmax(q_values, -1))
     assert np.all(mask[np.arange(S), res.policy])
     # q_opt holds the maximisers at u: their Q-values are the index values.
     q_opt = np.asarray(res.q_opt)
-    np.testing.assert_allclose(np.where(mask, r + q_opt @ np.asarray(res.u), -np.inf),
+    np.testing.assert_allclose(np.where(mask, r + q_opt @ np.asarray(res.bias), -np.inf),
                                q_values, atol=1e-10)
     # Not before: one sweep fewer leaves the span at or above epsilon.
     early = jm.evi(p, r, radius, mask, ball=ball, epsilon=eps, max_steps=int(res.num_steps) - 1)
-    assert int(early.status) == jm.EVIStatus.MAX_STEPS
+    assert int(early.status) == jm.Status.MAX_STEPS
     assert int(early.num_steps) == int(res.num_steps) - 1
     assert float(early.span) >= eps
 
@@ -285,11 +285,11 @@ def test_evi_gain_in_the_optimistic_mdp(ball, seed, S, A, zeros, scale):
     res = jm.evi(p, r, radius, mask, ball=ball, epsilon=eps, max_steps=5000)
     gains = _policy_gain(np.asarray(res.q_opt), r, np.asarray(res.policy))
     half = float(res.span) / 2 + 1e-9
-    np.testing.assert_allclose(gains, float(res.gain_estimate), rtol=0, atol=half)
+    np.testing.assert_allclose(gains, float(res.gain), rtol=0, atol=half)
     # The nominal optimal gain by radius 0 (relative value iteration on p_hat; checked
     # against solve_average_reward below).
     nominal = jm.evi(p, r, np.zeros_like(radius), mask, ball=ball, epsilon=1e-9)
-    assert float(nominal.gain_estimate) <= float(res.gain_estimate) + half + 1e-9
+    assert float(nominal.gain) <= float(res.gain) + half + 1e-9
 
 
 @pytest.mark.parametrize("ball", ["l1", "kl"])
@@ -298,8 +298,8 @@ def test_radius_zero_is_relative_value_iteration_on_p_hat(ball):
         gain, _, policy = jm.solve_average_reward(mdp)
         eps = 1e-9
         res = jm.evi(mdp.P, mdp.R, np.zeros(mdp.R.shape), mdp.mask, ball=ball, epsilon=eps)
-        assert int(res.status) == jm.EVIStatus.CONVERGED
-        assert float(res.gain_estimate) == pytest.approx(float(gain), abs=eps)
+        assert int(res.status) == jm.Status.CONVERGED
+        assert float(res.gain) == pytest.approx(float(gain), abs=eps)
         np.testing.assert_array_equal(res.policy, policy)
         np.testing.assert_allclose(res.q_opt, mdp.P, atol=1e-15)
 
@@ -325,14 +325,14 @@ def test_ties_take_the_lowest_action_and_masks_exclude():
 def test_warm_start(ball):
     p, r, radius, mask = _evi_problem(2, 6, 2, 0, 0.3)
     cold = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-4)
-    warm = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-8, u0=cold.u)
-    again = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-4, u0=warm.u)
+    warm = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-8, u0=cold.bias)
+    again = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-4, u0=warm.bias)
     assert int(again.num_steps) == 1
     np.testing.assert_array_equal(again.policy, warm.policy)
     # The iteration is shift-invariant: a shifted warm start gives the same result.
-    shifted = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-8, u0=cold.u + 3.0)
+    shifted = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-8, u0=cold.bias + 3.0)
     assert int(shifted.num_steps) == int(warm.num_steps)
-    np.testing.assert_allclose(shifted.gain_estimate, warm.gain_estimate, atol=1e-12)
+    np.testing.assert_allclose(shifted.gain, warm.gain, atol=1e-12)
 
 
 @pytest.mark.parametrize("ball", ["l1", "kl"])
@@ -358,18 +358,18 @@ def test_float32_is_finite(ball):
     p, r, radius, mask = _evi_problem(1, 6, 2, 3, 0.3)
     f32 = [np.asarray(x, np.float32) for x in (p, r, radius)]
     res = jm.evi(*f32, mask, ball=ball, epsilon=1e-3)
-    assert res.u.dtype == jnp.float32 and res.q_opt.dtype == jnp.float32
-    assert int(res.status) == jm.EVIStatus.CONVERGED
-    for x in (res.u, res.q_opt, res.gain_estimate, res.span):
+    assert res.bias.dtype == jnp.float32 and res.q_opt.dtype == jnp.float32
+    assert int(res.status) == jm.Status.CONVERGED
+    for x in (res.bias, res.q_opt, res.gain, res.span):
         assert np.all(np.isfinite(x))
     ref = jm.evi(p, r, radius, mask, ball=ball, epsilon=1e-3)
-    assert float(res.gain_estimate) == pytest.approx(float(ref.gain_estimate), abs=1e-3)
+    assert float(res.gain) == pytest.approx(float(ref.gain), abs=1e-3)
 
 
 def test_max_steps_status():
     p, r, radius, mask = _evi_problem(0, 6, 2, 0, 0.5)
     res = jm.evi(p, r, radius, mask, epsilon=1e-12, max_steps=3)
-    assert int(res.status) == jm.EVIStatus.MAX_STEPS and int(res.num_steps) == 3
+    assert int(res.status) == jm.Status.MAX_STEPS and int(res.num_steps) == 3
     assert float(res.span) >= 1e-12
 
 

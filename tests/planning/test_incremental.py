@@ -68,14 +68,9 @@ def test_incremental_matches_full_resolve_along_trajectory(refresh_every):
 def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
     """The paper agents' planner (row updates of p_hat, Sherman-Morrison on the changed
     rows only) against a rebuild from the counts and a full LU re-solve, every round."""
+    from jaxmdp.agents.rounds import init_estimate, observe, played, solve_estimate
     from jaxmdp.planning import incremental_planner
-    from jaxmdp.planning.estimate import (
-        init_estimate,
-        observe,
-        played,
-        solve_estimate,
-        transition_estimate,
-    )
+    from jaxmdp.planning.estimate import transition_estimate
 
     num_states, num_actions = mdp.R.shape
     state0 = init_estimate(jnp.zeros_like(counts0), mdp.R, mdp.mask,
@@ -145,7 +140,7 @@ def test_incremental_policy_iteration_from_scratch_state_and_refresh():
         sol, state = solve(mdp.P, mdp.R, mdp.mask, jnp.full(9, -1, jnp.int32), stale,
                            refresh)
         np.testing.assert_array_equal(sol.policy, reference.policy)
-        assert int(sol.status) == jm.PlanningStatus.CONVERGED
+        assert int(sol.status) == jm.Status.CONVERGED
         np.testing.assert_allclose(sol.gain, reference.gain, atol=1e-12)
         np.testing.assert_allclose(sol.bias, reference.bias, atol=1e-11)
         rows = jnp.take_along_axis(mdp.P, sol.policy[:, None, None], axis=1)[:, 0]

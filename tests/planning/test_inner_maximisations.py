@@ -12,12 +12,8 @@ from scipy.optimize import linprog
 
 import jaxmdp as jm
 from jaxmdp import planning
-from jaxmdp.planning.evi import (
-    BoxBounds,
-    UCRL3Bounds,
-    box_maximise,
-    near_optimistic_support,
-)
+from jaxmdp.agents.ucrl3_support import UCRL3Bounds, near_optimistic_support
+from jaxmdp.planning.evi import BoxBounds, box_maximise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import numpy_baselines25 as nb  # noqa: E402

@@ -89,14 +89,13 @@ def test_evi_planner_with_zero_radius_finds_the_optimal_gain():
             float(solution.gain),
             _best_gain_by_enumeration(np.asarray(mdp.P), np.asarray(mdp.R)), atol=1e-9)
         np.testing.assert_array_equal(u, solution.bias)
-        # The EVI names of the same fields.
-        assert solution.u is solution.bias and solution.gain_estimate is solution.gain
         assert solution.q_opt.shape == mdp.P.shape and float(solution.span) < 1e-10
 
 
 def test_evi_planner_rejects_an_unknown_ball():
     with pytest.raises(ValueError, match=r"ball must be one of \['l1', 'kl', 'kl_published', "
-                                         r"'box', 'ucrl3', 'ucrl3_key_sums'\], got 'ball'"):
+                                         r"'box', 'ucrl3', 'ucrl3_key_sums'\] or an "
+                                         r"InnerMaximisation, got 'ball'"):
         planning.evi_planner("ball")
 
 

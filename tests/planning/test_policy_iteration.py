@@ -298,7 +298,7 @@ def test_two_hundred_random_mdps_match_references():
     # Dense MDPs are unichain: exact, compared with relative value iteration.
     for i in range(_NUM_DIRICHLET):
         P_i, R_i = instances[i]
-        assert status[i] == jm.PlanningStatus.CONVERGED
+        assert status[i] == jm.Status.CONVERGED
         ref_gain, bracket = _rvi_reference(P_i, R_i, np.ones(R_i.shape, bool))
         assert abs(gains[i] - ref_gain) < 1e-9, (i, gains[i], ref_gain, bracket)
         S, A = R_i.shape
@@ -317,7 +317,7 @@ def test_two_hundred_random_mdps_match_references():
         ref_gains = _multichain_lp_reference_gains(P_i, R_i, mask_i)
         assert abs(gains[i] - ref_gains[0]) < 1e-8, (i, gains[i], ref_gains)
         if np.ptp(ref_gains) < 1e-8:
-            assert status[i] == jm.PlanningStatus.CONVERGED, i
+            assert status[i] == jm.Status.CONVERGED, i
             converged += 1
             ref_gain = _lp_reference_gain(P_i, R_i, mask_i)
             assert abs(gains[i] - ref_gain) < 1e-8, (i, gains[i], ref_gain)
@@ -325,7 +325,7 @@ def test_two_hundred_random_mdps_match_references():
             residual = _optimality_residual(P_i, R_i, mask_i, gains[i], biases[i, :S])
             assert residual < 1e-9, (i, residual)
         else:
-            assert status[i] == jm.PlanningStatus.MULTICHAIN, i
+            assert status[i] == jm.Status.MULTICHAIN, i
     assert converged >= _NUM_GARNET // 2
 
 
@@ -339,7 +339,7 @@ def test_warm_start_at_optimum_takes_one_evaluation():
     warm = jm.policy_iteration(mdp.P, mdp.R, mdp.mask, init_policy=cold.policy)
     assert int(cold.num_steps) >= 2
     assert int(warm.num_steps) == 1
-    assert int(warm.status) == jm.PlanningStatus.CONVERGED
+    assert int(warm.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(warm.policy, cold.policy)
     np.testing.assert_allclose(warm.gain, cold.gain, atol=1e-15)
 
@@ -357,21 +357,21 @@ def test_ties_keep_current_action_else_lowest_index(offset):
         warm = jm.policy_iteration(P, R, init_policy=np.array(init))
         np.testing.assert_array_equal(warm.policy, init)
         assert int(warm.num_steps) == 1
-        assert int(warm.status) == jm.PlanningStatus.CONVERGED
+        assert int(warm.status) == jm.Status.CONVERGED
 
 
 def test_max_steps_returns_last_evaluated_policy():
     P, R = _paper()
     init = np.array([1, 0, 1])
     sol = jm.policy_iteration(P, R, init_policy=init, max_steps=1)
-    assert int(sol.status) == jm.PlanningStatus.MAX_STEPS
+    assert int(sol.status) == jm.Status.MAX_STEPS
     assert int(sol.num_steps) == 1
     np.testing.assert_array_equal(sol.policy, init)
     ref_gain, ref_bias = _evaluate_reference(P, R, init)
     np.testing.assert_allclose(sol.gain, ref_gain, atol=1e-12)
     np.testing.assert_allclose(sol.bias, ref_bias, atol=1e-12)
     full = jm.policy_iteration(P, R, init_policy=init, max_steps=100)
-    assert int(full.status) == jm.PlanningStatus.CONVERGED
+    assert int(full.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(full.policy, [0, 1, 0])
 
 
@@ -392,7 +392,7 @@ def test_multichain_mdp_core_reports_status_multichain():
     # optimal policy, the gain from state 0, a finite bias and status MULTICHAIN.
     P, R = _two_absorbing_states()
     sol = jm.policy_iteration(P, R)
-    assert int(sol.status) == jm.PlanningStatus.MULTICHAIN
+    assert int(sol.status) == jm.Status.MULTICHAIN
     assert int(sol.num_steps) == 2  # greedy start (0, 0, 0), then (0, 0, 1)
     np.testing.assert_array_equal(sol.policy, [0, 0, 1])
     assert float(sol.gain) == 0.0
@@ -417,12 +417,12 @@ def test_multichain_mdp_with_unichain_start_converges_to_optimum():
     P[2, 0, 0] = P[2, 1, 1] = 1.0
     R = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
     cold = jm.policy_iteration(P, R)  # greedy in R: stay, stay, -> multichain, then fixed
-    assert int(cold.status) == jm.PlanningStatus.CONVERGED
+    assert int(cold.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(cold.policy, [1, 0, 1])
     np.testing.assert_allclose(cold.gain, 1.0, atol=1e-15)
     np.testing.assert_allclose(cold.bias, [0.0, 1.0, 0.0], atol=1e-15)
     warm = jm.policy_iteration(P, R, init_policy=np.array([1, 0, 1]))
-    assert int(warm.status) == jm.PlanningStatus.CONVERGED
+    assert int(warm.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(warm.policy, [1, 0, 1])
     np.testing.assert_allclose(warm.gain, 1.0, atol=1e-15)
     np.testing.assert_allclose(warm.gain, _lp_reference_gain(P, R, np.ones((3, 2), bool)))
@@ -653,7 +653,7 @@ def test_stay_or_switch_is_solved_exactly_from_every_start(init):
     P, R = _stay_or_switch()
     init_policy = None if init is None else np.array(init)
     sol = jm.policy_iteration(P, R, init_policy=init_policy)
-    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    assert int(sol.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(sol.policy, [1, 0])
     np.testing.assert_allclose(sol.gain, 0.6, rtol=0, atol=1e-15)
     np.testing.assert_allclose(sol.bias, [0.0, 0.6], rtol=0, atol=1e-15)
@@ -737,7 +737,7 @@ def test_grid_worlds_with_absorbing_policies_match_lp_and_rvi(rows, cols, slip):
     P, R = _grid_mdp(rows, cols, slip, _grid_rewards(S))
     mask = np.ones(R.shape, bool)
     sol = jm.policy_iteration(P, R)
-    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    assert int(sol.status) == jm.Status.CONVERGED
     gain, bias, policy = (np.asarray(x) for x in (sol.gain, sol.bias, sol.policy))
     ref_gain, bracket = _rvi_aperiodic_reference(P, R, mask)
     np.testing.assert_allclose(gain, 1.0, rtol=0, atol=1e-13)
@@ -795,7 +795,7 @@ def test_tied_optimal_classes_converge_with_finite_derivatives():
     R = np.array([[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]])
     mask = np.ones(R.shape, bool)
     sol = jm.policy_iteration(P, R)
-    assert int(sol.status) == jm.PlanningStatus.CONVERGED
+    assert int(sol.status) == jm.Status.CONVERGED
     np.testing.assert_array_equal(sol.policy, [0, 1, 0])
     np.testing.assert_allclose(sol.gain, 1.0, rtol=0, atol=1e-14)
     np.testing.assert_allclose(sol.bias, [0.0, -1.0, 0.0], rtol=0, atol=1e-14)
@@ -844,14 +844,14 @@ def test_sparse_mdps_match_multichain_lp_single_and_vmapped():
         assert float(sol.bias[0]) == 0.0
         if np.ptp(ref_gains) < 1e-9:
             outcomes.append("constant")
-            assert int(sol.status) == jm.PlanningStatus.CONVERGED, i
+            assert int(sol.status) == jm.Status.CONVERGED, i
             assert _optimality_residual(P, R, mask, float(sol.gain), np.asarray(sol.bias)) < 1e-12
             gain, bias, _ = jm.solve_average_reward(jm.MDP(P, R))
             np.testing.assert_allclose(gain, _rvi_aperiodic_reference(P, R, mask)[0],
                                        atol=1e-10)
         else:
             outcomes.append("multichain")
-            assert int(sol.status) == jm.PlanningStatus.MULTICHAIN, i
+            assert int(sol.status) == jm.Status.MULTICHAIN, i
             with pytest.raises(ValueError, match="multichain"):
                 jm.solve_average_reward(jm.MDP(P, R))
     assert outcomes.count("constant") >= 3 and outcomes.count("multichain") >= 3, outcomes

@@ -1,15 +1,15 @@
-"""Provenance of trajectories_pre_redesign.npz: the state, action and pseudo-regret of every
+"""Provenance of agent_trajectories.npz: the state, action and pseudo-regret of every
 round of seven agents on three environments, simulated with the code of commit 3e978f7,
 before the planning package and the agents' shared rules were introduced.
 
 Run from the repository root (with that commit checked out), once per OpenBLAS kernel
 family, since the planners' linear solves (jaxlib's CPU LAPACK, through SciPy's OpenBLAS)
 round differently under different kernels:
-    OPENBLAS_CORETYPE=Haswell python tests/data/make_trajectories_pre_redesign.py
-    OPENBLAS_CORETYPE=SkylakeX python tests/data/make_trajectories_pre_redesign.py \
-        tests/data/trajectories_pre_redesign_skylakex.npz
+    OPENBLAS_CORETYPE=Haswell python tests/data/make_agent_trajectories.py
+    OPENBLAS_CORETYPE=SkylakeX python tests/data/make_agent_trajectories.py \
+        tests/data/agent_trajectories_skylakex.npz
 (Under Zen, the runs checked matched the Haswell recording.)
-tests/test_trajectories_pre_redesign.py re-simulates the same runs and requires every
+tests/test_agent_trajectories.py re-simulates the same runs and requires every
 array to equal one of the recordings bit for bit.
 """
 
@@ -60,5 +60,5 @@ if __name__ == "__main__":
         out[f"{name}/actions"] = actions.astype(np.int8)
         out[f"{name}/pseudo_regret"] = pseudo
         print(name, float(pseudo[:, -1].mean()), flush=True)
-    target = sys.argv[1] if len(sys.argv) > 1 else "tests/data/trajectories_pre_redesign.npz"
+    target = sys.argv[1] if len(sys.argv) > 1 else "tests/data/agent_trajectories.npz"
     np.savez_compressed(target, **out)

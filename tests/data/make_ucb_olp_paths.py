@@ -1,9 +1,9 @@
 # ruff: noqa: E402, E501, E741
-"""Provenance of regression_3fc08ff.npz: (state, action) per round from jaxmdp at commit
+"""Provenance of ucb_olp_paths.npz: (state, action) per round from jaxmdp at commit
 3fc08ff, the last commit before the agent protocol (stateless select_action agents).
 
 Run from the repository root with a worktree of that commit at /tmp/oldjm:
-    git worktree add /tmp/oldjm 3fc08ff && python tests/data/make_regression_3fc08ff.py
+    git worktree add /tmp/oldjm 3fc08ff && python tests/data/make_ucb_olp_paths.py
 The actions are recovered from the change of the counts in each scan step.
 """
 import sys
@@ -64,4 +64,4 @@ for name in ("dmed", "ps"):  # their old rule: untried actions first (force_untr
     xs, acts, pr = run(paper, name, 1500, 4, 7, None)
     out[f"{name}_paper_states"], out[f"{name}_paper_actions"] = xs, acts
     out[f"{name}_paper_pseudo_regret"] = pr
-np.savez_compressed("tests/data/regression_3fc08ff.npz", **out)
+np.savez_compressed("tests/data/ucb_olp_paths.npz", **out)

@@ -1,11 +1,11 @@
-"""Runs recorded before the planning package and the shared agent rules existed
-(tests/data/make_trajectories_pre_redesign.py) are re-simulated bit for bit.
+"""The recorded runs of seven agents on three environments (tests/data/agent_trajectories*.npz,
+made by tests/data/make_agent_trajectories.py) are re-simulated bit for bit.
 
 The last bits of a run depend on the machine's linear algebra: jaxlib's CPU LAPACK calls
 (the planners' linear solves) go through SciPy's OpenBLAS, whose kernels are chosen for the
 processor at run time, and on grid-4-room a difference in the last bit of a bias vector
-breaks an exact tie the other way. The runs were therefore recorded with the pre-redesign
-code under each OpenBLAS kernel family seen on the project's machines
+breaks an exact tie the other way. The runs were therefore recorded under each OpenBLAS
+kernel family seen on the project's machines
 (``RECORDINGS``), and a run must equal one of those recordings bit for bit: every array of
 it, from the same recording.
 """
@@ -18,14 +18,14 @@ import pytest
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(DATA_DIR))
-import make_trajectories_pre_redesign as recorded  # noqa: E402
+import make_agent_trajectories as recorded  # noqa: E402
 
 sys.path.remove(str(DATA_DIR))
 
 #: Recording file -> the OpenBLAS kernels (``OPENBLAS_CORETYPE``) it was recorded under.
 RECORDINGS = {
-    "trajectories_pre_redesign.npz": ("Haswell", "Zen"),
-    "trajectories_pre_redesign_skylakex.npz": ("SkylakeX",),
+    "agent_trajectories.npz": ("Haswell", "Zen"),
+    "agent_trajectories_skylakex.npz": ("SkylakeX",),
 }
 
 
