@@ -9,7 +9,8 @@ several instances of a family into one :class:`~jaxmdp.MDP` with a leading batch
 :data:`ENVIRONMENTS` maps each name to a one-line description; :data:`PATTERNS` maps
 the names that stand for a family (their capital letters are parameters) to an instance.
 One module per family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid
-worlds, FrozenLake), ``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
+worlds, FrozenLake), ``deepsea``, ``garnet`` (GARNET and dense random MDPs) and
+``papers`` (the SCAL / TUCRL toys, StatisticalRL's ThreeState and Nasty, Wei et al.'s).
 
 ========================  ========  =  ================================================
 name                      S         A  source
@@ -23,6 +24,13 @@ name                      S         A  source
 ``grid-2-room``           55        4  StatisticalRL ``grid-2-room``
 ``grid-4-room``           20        4  StatisticalRL ``grid-4-room``
 ``sixarms``               7         6  Strehl & Littman (2008)
+``toy3d-1``               3         2  rlexplorer ``Toy3D_1`` (SCAL)
+``toy3d-2``               3         2  rlexplorer ``Toy3D_2`` (SCAL)
+``toy3d-weak``            3         2  rlexplorer ``Toy3D_1(delta=0)``: weakly communicating
+``threestate``            3         2  StatisticalRL ``three-state``
+``nasty``                 7         2  StatisticalRL ``nasty``
+``jumpriverswim-6``       6         2  Wei et al. (2020) ``JumpRiverSwimEnv``
+``randommdp-wei``         6         2  Wei et al. (2020) ``RandomMDPEnv``, seed 3
 ``garnet-S-A-b``          S         A  GARNET, ``b`` next states per row (seeded)
 ``random-S-A``            S         A  dense Dirichlet(1) rows (seeded)
 ``riverswim-N``           N         2  StatisticalRL RiverSwim, any ``N >= 2``
@@ -84,6 +92,15 @@ from jaxmdp.envs.chains import (
 from jaxmdp.envs.deepsea import deep_sea
 from jaxmdp.envs.garnet import garnet, random_mdp
 from jaxmdp.envs.grids import frozen_lake, grid_2_room, grid_4_room, grid_world, open_grid
+from jaxmdp.envs.papers import (
+    jump_riverswim,
+    nasty,
+    random_mdp_wei,
+    three_state,
+    toy3d_1,
+    toy3d_2,
+    toy3d_weak,
+)
 from jaxmdp.mdp import MDP
 
 __all__ = [
@@ -96,16 +113,23 @@ __all__ = [
     "grid_2_room",
     "grid_4_room",
     "grid_world",
+    "jump_riverswim",
     "make",
     "names",
+    "nasty",
     "open_grid",
     "paper_mdp",
     "random_mdp",
+    "random_mdp_wei",
     "rigged_counts",
     "riverswim",
     "riverswim_ergodic",
     "riverswim_osband",
     "sixarms",
+    "three_state",
+    "toy3d_1",
+    "toy3d_2",
+    "toy3d_weak",
 ]
 
 
@@ -129,6 +153,18 @@ ENVIRONMENTS: dict[str, str] = {
     "grid-2-room": "S=55, A=4: two-room grid world, slip 0.1 (StatisticalRL grid-2-room)",
     "grid-4-room": "S=20, A=4: four-room grid world, slip 0.1 (StatisticalRL grid-4-room)",
     "sixarms": "S=7, A=6: SixArms, rewards / 6000 (Strehl & Littman 2008)",
+    "toy3d-1": "S=3, A=2: SCAL's three-state toy, delta=0.99 (rlexplorer Toy3D_1)",
+    "toy3d-2": "S=3, A=2: SCAL's sticky three-state toy, delta=0.005, epsilon=0.001 "
+               "(rlexplorer Toy3D_2)",
+    "toy3d-weak": "S=3, A=2: weakly communicating, state 1 unreachable (rlexplorer "
+                  "Toy3D_1 with delta=0, the TUCRL runs)",
+    "threestate": "S=3, A=2: delta=0.005 (StatisticalRL three-state)",
+    "nasty": "S=7, A=2: two loops behind a hub, delta=0.005, epsilon=0.05 (StatisticalRL "
+             "nasty)",
+    "jumpriverswim-6": "S=6, A=2: RiverSwim with jumps, rewards 1 - cost (Wei et al. 2020 "
+                       "JumpRiverSwimEnv)",
+    "randommdp-wei": "S=6, A=2: random costs and rows, NumPy seed 3, rewards 1 - cost (Wei "
+                     "et al. 2020 RandomMDPEnv)",
     "garnet-S-A-b": "S, A: GARNET, b random next states per row, Dirichlet(1) weights, "
                     "Uniform(0, 1) rewards (seed=)",
     "random-S-A": "S, A: dense Dirichlet(1) rows, Uniform(0, 1) rewards (seed=)",
@@ -152,6 +188,13 @@ _FIXED = {
     "grid-2-room": grid_2_room,
     "grid-4-room": grid_4_room,
     "sixarms": sixarms,
+    "toy3d-1": toy3d_1,
+    "toy3d-2": toy3d_2,
+    "toy3d-weak": toy3d_weak,
+    "threestate": three_state,
+    "nasty": nasty,
+    "jumpriverswim-6": jump_riverswim,
+    "randommdp-wei": random_mdp_wei,
 }
 
 
