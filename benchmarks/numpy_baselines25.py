@@ -781,11 +781,8 @@ class MEDRL(IMEDRL):
         self.phi = phi
         return phi
 
-    def play(self, s):
-        if np.any(self.n[s] == 0):
-            idx = np.flatnonzero(self.n[s] == 0)
-            return int(self.rng.choice(idx))
-        phi = self.bias()
+    def med_index(self, s, phi):
+        """``H`` of the actions of ``s`` (every action tried) given ``phi``."""
         B = 1.0 + phi.max()
         q = self.r_hat[s] + self.p_hat[s] @ phi
         mu = q.max()
@@ -797,6 +794,13 @@ class MEDRL(IMEDRL):
             else:
                 x = self.x_value(s, a, phi, B, mu)
                 index[a] = n * x + math.log(x)
+        return index
+
+    def play(self, s):
+        if np.any(self.n[s] == 0):
+            idx = np.flatnonzero(self.n[s] == 0)
+            return int(self.rng.choice(idx))
+        index = self.med_index(s, self.bias())
         weights = np.exp(-(index - index.min()))
         return int(self.rng.choice(self.A, p=weights / weights.sum()))
 

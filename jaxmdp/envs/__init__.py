@@ -10,7 +10,9 @@ several instances of a family into one :class:`~jaxmdp.MDP` with a leading batch
 the names that stand for a family (their capital letters are parameters) to an instance.
 One module per family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid
 worlds, FrozenLake), ``deepsea``, ``garnet`` (GARNET and dense random MDPs) and
-``papers`` (the SCAL / TUCRL toys, StatisticalRL's ThreeState and Nasty, Wei et al.'s).
+``papers`` (the SCAL / TUCRL toys, StatisticalRL's ThreeState and Nasty, Wei et al.'s);
+``gym_adapters`` converts tabular gymnasium environments both ways
+(:func:`from_gymnasium`, :func:`to_gymnasium`; the ``gym`` extra).
 
 ========================  ========  =  ================================================
 name                      S         A  source
@@ -92,6 +94,7 @@ from jaxmdp.envs.chains import (
 from jaxmdp.envs.deepsea import deep_sea
 from jaxmdp.envs.garnet import garnet, random_mdp
 from jaxmdp.envs.grids import frozen_lake, grid_2_room, grid_4_room, grid_world, open_grid
+from jaxmdp.envs.gym_adapters import from_gymnasium, to_gymnasium
 from jaxmdp.envs.papers import (
     jump_riverswim,
     nasty,
@@ -109,6 +112,7 @@ __all__ = [
     "batch",
     "deep_sea",
     "frozen_lake",
+    "from_gymnasium",
     "garnet",
     "grid_2_room",
     "grid_4_room",
@@ -127,6 +131,7 @@ __all__ = [
     "riverswim_osband",
     "sixarms",
     "three_state",
+    "to_gymnasium",
     "toy3d_1",
     "toy3d_2",
     "toy3d_weak",
