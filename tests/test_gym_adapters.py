@@ -58,14 +58,17 @@ def test_taxi_terminal_transitions_restart_from_the_initial_distribution():
         jm.envs.from_gymnasium(env)
     mdp = jm.envs.from_gymnasium(env, rescale=True)
     mu0 = env.unwrapped.initial_state_distrib
-    assert np.count_nonzero(mu0) > 1  # no single start: gymnasium's numbering
+    assert np.count_nonzero(mu0) == 300 and np.flatnonzero(mu0)[0] == 1
+    order = np.arange(500)
+    order[[0, 1]] = [1, 0]  # jaxmdp state i is gymnasium state order[i]
+    P, R = np.asarray(mdp.P), np.asarray(mdp.R)
     table = env.unwrapped.P
-    for s in range(500):
+    for i in range(500):
         for a in range(6):
-            ((p, y, r, terminated),) = table[s][a]  # Taxi is deterministic
+            ((p, y, r, terminated),) = table[order[i]][a]  # Taxi is deterministic
             expected = mu0 if terminated else np.eye(500)[y]
-            np.testing.assert_array_equal(mdp.P[s, a], expected)
-            assert float(mdp.R[s, a]) == pytest.approx((r + 10) / 30)  # [-10, 20] -> [0, 1]
+            np.testing.assert_array_equal(P[i, a], expected[order])
+            assert R[i, a] == pytest.approx((r + 10) / 30)  # [-10, 20] -> [0, 1]
 
 
 def test_cliff_walking_start_becomes_state_0_and_rewards_are_rescaled():

@@ -25,10 +25,10 @@ observed rewards around it by the MDP's reward law (``"deterministic"``: the mea
 jointly with the next state as gymnasium does (FrozenLake pays 1 exactly when it enters
 the goal).
 
-**States.** jaxmdp's simulations start in state 0. When the initial distribution is a
-point mass at ``s0`` (FrozenLake: 0, CliffWalking: 36), states ``0`` and ``s0`` exchange
-numbers so that the start is state 0; otherwise (Taxi draws its start among 300 states)
-the numbering is gymnasium's, and a simulation starts in gymnasium's state 0.
+**States.** jaxmdp's simulations start in state 0, so states ``0`` and ``s0`` exchange
+numbers, where ``s0`` is the lowest-numbered state of positive initial probability
+(FrozenLake: 0, CliffWalking: 36, the point masses of their starts; Taxi draws its start
+among 300 states, the first of them 1); the other states keep gymnasium's numbers.
 
 **Rewards** must lie in ``[0, 1]`` (the regret bounds and the learned-reward agents
 assume it). A table with rewards outside raises ``ValueError`` unless ``rescale=True``,
@@ -94,8 +94,8 @@ def from_gymnasium(env, *, rescale: bool = False, initial_distribution=None,
         dtype: float dtype; default float (float64 under x64).
 
     Returns:
-        The :class:`~jaxmdp.MDP`, ``P`` of shape ``[S, A, S]``, states renumbered so that
-        a point-mass start is state 0; an action missing from ``P[s]`` is inadmissible
+        The :class:`~jaxmdp.MDP`, ``P`` of shape ``[S, A, S]``, states ``0`` and the first
+        start state exchanged (module docstring); an action missing from ``P[s]`` is inadmissible
         (``mask[s, a]`` False, its row zero).
 
     Raises:
@@ -107,9 +107,9 @@ def from_gymnasium(env, *, rescale: bool = False, initial_distribution=None,
     Example:
         >>> import gymnasium
         >>> import jaxmdp as jm
-        >>> cliff = jm.envs.from_gymnasium(gymnasium.make("CliffWalking-v1"), rescale=True)
-        >>> float(cliff.R.min()), float(cliff.R.max())
-        (0.0, 1.0)
+        >>> lake = jm.envs.from_gymnasium(gymnasium.make("FrozenLake-v1"))
+        >>> [round(float(p), 4) for p in lake.P[14, 2, [0, 10, 14]]]  # 1/3 to the goal
+        [0.3333, 0.3333, 0.3333]
     """
     gymnasium = _gymnasium()
     Discrete = gymnasium.spaces.Discrete
@@ -156,9 +156,9 @@ def from_gymnasium(env, *, rescale: bool = False, initial_distribution=None,
                 low, high = min(low, reward), max(high, reward)
     if rescale:
         R = (R - low) / (high - low) if high > low else np.zeros_like(R)
-    starts = np.flatnonzero(mu0)
-    if len(starts) == 1 and starts[0] != 0:
-        order = _swap(S, int(starts[0]))
+    start = int(np.flatnonzero(mu0)[0])
+    if start != 0:
+        order = _swap(S, start)
         P = P[order][:, :, order]
         R = R[order]
         mask = mask[order]
