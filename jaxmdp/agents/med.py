@@ -1,19 +1,24 @@
 r"""MED-RL: the minimum empirical divergence rule of Honda & Takemura applied to MDPs.
 
-The rule of StatisticalRL's ``learners`` (``src/statisticalrl_learners/MDPs_discrete/
-MED_RL.py``, class ``MEDRL``, at commit ``6fd6743``), registered as ``"med_rl"``. That
-repository cites no paper for it (its ``README.md`` lists the name "MED-RL" only); it is
-the randomised MED policy of Honda & Takemura (2011) -- play arm ``a`` with probability
-proportional to ``exp(-n_a K_inf)`` -- put on IMED-RL's model (Pesquerel & Maillard 2022,
-:mod:`jaxmdp.agents.imed`; the file is a copy of the repository's ``IMED_RL.py`` with the
-index of line 127 and the sampling of line 136 changed). At every round, in the current
-state ``s`` (line numbers of ``MED_RL.py``):
+The rule of StatisticalRL's ``learners``
+(``src/statisticalrl_learners/MDPs_discrete/MED_RL.py``, class ``MEDRL``, at commit
+``6fd6743``), registered as ``"med_rl"``. That repository cites no paper for it (its
+``README.md`` lists the name "MED-RL" only); it is the randomised MED policy of Honda &
+Takemura (2011) -- play arm ``a`` with probability proportional to
+``exp(-n_a K_inf)`` -- put on IMED-RL's model (Pesquerel & Maillard 2022,
+:mod:`jaxmdp.agents.imed`): the class is the repository's ``IMEDRL`` (``IMED_RL.py``
+lines 62-187) with two lines changed, the index below the level ``n x + ln x`` (line 127,
+where ``IMED_RL.py`` line 178 has ``n x + ln n``) and the action drawn with probability
+proportional to ``exp(-index)`` (line 136, where ``IMED_RL.py`` line 186 plays
+``randamin``). At every round, in the current state ``s`` (line numbers of
+``MED_RL.py``):
 
 1. **Model** (lines 26-27, 77-78): ``p_hat[s, a] = (N[s, a, .] + 1/S) / (n[s, a] + 1)``
-   and ``r_hat[s, a] = (sum r + 1/2) / (n[s, a] + 1)`` -- :func:`jaxmdp.agents.imed.
-   imed_model`. The reward law of a pair is the empirical law of its observed rewards
-   plus one pseudo-observation at ``1/2`` and an atom at ``1`` of weight zero (line 45,
-   ``{1: 0, 0.5: 1}``; lines 80-83 count the observed values).
+   and ``r_hat[s, a] = (sum r + 1/2) / (n[s, a] + 1)``
+   (:func:`jaxmdp.agents.imed.imed_model`). The reward law of a pair is the empirical
+   law of its observed rewards plus one pseudo-observation at ``1/2`` and an atom at
+   ``1`` of weight zero (line 45, ``{1: 0, 0.5: 1}``; lines 80-83 count the observed
+   values).
 2. **Skeleton** (lines 85-87): ``{a : n[s, a] >= ln(max_b n[s, b])^2}`` (all actions
    while ``max_b n <= 1``).
 3. **Forcing** (lines 91-92, 130-131): while some action of ``s`` is untried, play the
