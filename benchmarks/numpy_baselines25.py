@@ -1,6 +1,6 @@
 """Plain NumPy loops of the baselines as published: UCRL3 (and UCRL3_lazy), UCRL2B, PSRL,
 optimistic Q-learning, UCRL2 / KL-UCRL with the StatisticalRL tie rule, IMED-RL with the
-StatisticalRL and the authors' indices.
+StatisticalRL and the authors' indices, MED-RL (StatisticalRL).
 
 One replication at a time, one round at a time, no jaxmdp inside the loops. Each agent
 is a small class with ``reset(state)``, ``play(state) -> action`` and
@@ -23,6 +23,8 @@ the published code on purpose it says so in a comment starting with ``DEPARTS``:
   code runs value iteration to a sup-norm tolerance of ``1e-3``. ``x`` is the exact
   maximiser of a concave function (``brentq`` on its derivative); the published code uses
   ``scipy.optimize.minimize_scalar(method="bounded")``.
+* MED-RL: value iteration as published (sup-norm tolerance ``1e-3``, warm-started); ``x``
+  as for IMED-RL.
 
 Regret: ``regret`` is the realised regret ``sum_t (g* - r_t)`` (what the StatisticalRL
 experiment scripts plot), ``pseudo_regret`` sums the gaps of the true MDP.
@@ -48,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from numpy_reference import true_gaps  # noqa: E402
 
 AGENTS = ("ucrl3", "ucrl3_lazy", "ucrl2b", "psrl", "optimistic_q", "ucrl2", "kl_ucrl",
-          "imed_rl_statisticalrl", "imed_rl_authors")
+          "imed_rl_statisticalrl", "imed_rl_authors", "med_rl")
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -748,6 +750,61 @@ class IMEDRL:
         return int(self.rng.choice(idx))
 
 
+# ----------------------------------------------------------------------------- MED-RL
+class MEDRL(IMEDRL):
+    """MED-RL as in StatisticalRL's ``MED_RL.py``: IMED-RL's model, reward law, skeleton,
+    forcing and ``x`` (lines 26-127, as :class:`IMEDRL`), value iteration warm-started
+    from the last ``phi`` to ``max |phi - phi'| < 1e-3`` or 3000 sweeps (lines 49-67),
+    ``H = ln n`` at the level and ``n x + ln x`` below (lines 100-127), and the action
+    drawn with probability proportional to ``exp(-H)`` (line 136, ``utils.randexp``)."""
+
+    def __init__(self, S, A, rng, epsilon=1e-3, max_iter=3000):
+        super().__init__(S, A, rng, index="authors")
+        self.epsilon, self.max_iter = epsilon, max_iter
+
+    def reset(self, state):
+        super().reset(state)
+        self.phi = np.zeros(self.S)
+
+    def bias(self):
+        phi = self.phi.copy()
+        for _ in range(self.max_iter):
+            new = np.empty(self.S)
+            for y in range(self.S):
+                acts = np.flatnonzero(self.skeleton[y])
+                new[y] = max(self.r_hat[y, b] + self.p_hat[y, b] @ phi for b in acts)
+            new -= new.min()
+            change = np.abs(phi - new).max()
+            phi = new
+            if change < self.epsilon:
+                break
+        self.phi = phi
+        return phi
+
+    def med_index(self, s, phi):
+        """``H`` of the actions of ``s`` (every action tried) given ``phi``."""
+        B = 1.0 + phi.max()
+        q = self.r_hat[s] + self.p_hat[s] @ phi
+        mu = q.max()
+        index = np.empty(self.A)
+        for a in range(self.A):
+            n = self.n[s, a]
+            if q[a] >= mu:
+                index[a] = math.log(n)
+            else:
+                x = self.x_value(s, a, phi, B, mu)
+                index[a] = n * x + math.log(x)
+        return index
+
+    def play(self, s):
+        if np.any(self.n[s] == 0):
+            idx = np.flatnonzero(self.n[s] == 0)
+            return int(self.rng.choice(idx))
+        index = self.med_index(s, self.bias())
+        weights = np.exp(-(index - index.min()))
+        return int(self.rng.choice(self.A, p=weights / weights.sum()))
+
+
 # ----------------------------------------------------------------------------- driver
 def make_agent(name, S, A, rng, **options):
     """The loop called ``name`` (one of :data:`AGENTS`)."""
@@ -769,6 +826,8 @@ def make_agent(name, S, A, rng, **options):
         return IMEDRL(S, A, rng, index="statisticalrl", **options)
     if name == "imed_rl_authors":
         return IMEDRL(S, A, rng, index="authors", **options)
+    if name == "med_rl":
+        return MEDRL(S, A, rng, **options)
     raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
 
 

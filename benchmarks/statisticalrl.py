@@ -4,7 +4,7 @@ Given a local copy of https://github.com/StatisticalRL/learners (this script fet
 nothing; pass ``--learners-dir PATH`` or set ``STATISTICALRL_LEARNERS``, the directory
 that holds ``src/statisticalrl_learners``), it runs the published UCRL2, KL-UCRL, PSRL,
 IMED-RL, UCRL3 (``UCRL3_lazy``, the class the StatisticalRL experiments run under the
-name "UCRL3", and ``UCRL3``) and UCRL2B on river-swim-6, one replication at a time with
+name "UCRL3", and ``UCRL3``), UCRL2B and MED-RL on river-swim-6, one replication at a time with
 the global ``numpy.random`` seeded per replication, as their experiment scripts do; then
 jaxmdp's agents with the options that reproduce the published rules, and optionally the
 hand-written loops of ``benchmarks/numpy_baselines25.py``. It prints the mean final
@@ -30,9 +30,11 @@ as jaxmdp's ``riverswim-6`` with the two actions swapped: theirs are 0 = right,
 here in their order (checked against ``jm.envs.make("riverswim-6")`` at start-up), so
 their lowest-index conventions (e.g. ``np.argmax`` ties) see "right" first.
 
-**Only shim.** The published code uses ``np.infty`` (``UCRL2B.py`` line 144,
+**Only shims.** The published code uses ``np.infty`` (``UCRL2B.py`` line 144,
 ``utils.py`` lines 115-122), removed in NumPy 2; the script sets ``np.infty = np.inf``
-when it is missing. Nothing in the learners is modified.
+when it is missing. ``MED_RL.py`` line 4 imports ``utils`` as a top-level module (the
+package's ``MDPs_discrete/utils.py``); the script appends that directory to
+``sys.path``. Nothing in the learners is modified.
 
 Example (about 10 minutes of one core)::
 
@@ -72,6 +74,7 @@ ALGORITHMS = {
     "UCRL3": ("UCRL3", "UCRL3", "delta",
               ("ucrl3", {"key_sums": True, "bisection_tol": 1e-4}), "ucrl3"),
     "UCRL2B": ("UCRL2B", "UCRL2B", "delta", ("ucrl2b", {}), "ucrl2b"),
+    "MED-RL": ("MED_RL", "MEDRL", "plain", ("med_rl", {}), "med_rl"),
 }
 
 
@@ -84,6 +87,7 @@ def load_learners(path):
     if not hasattr(np, "infty"):
         np.infty = np.inf  # the published code's NumPy 1 alias (see module docstring)
     sys.path.insert(0, str(src))
+    sys.path.append(str(src / "statisticalrl_learners" / "MDPs_discrete"))  # MED_RL.py line 4
     import importlib
 
     return lambda module: importlib.import_module(
@@ -197,7 +201,7 @@ def run_numpy(name, P, R, horizon, replications, seed, delta):
     loop = ALGORITHMS[name][4]
     if loop is None:
         loop = "kl_ucrl"
-    opts = {} if loop.startswith(("imed", "optimistic")) else {"delta": delta}
+    opts = {} if loop.startswith(("imed", "med", "optimistic")) else {"delta": delta}
     return run(P, R, loop, horizon, replications, seed, **opts)
 
 

@@ -1,13 +1,13 @@
 """Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registry of named agents.
 
 The paper's four agents (:mod:`.paper`) and the field's baselines (:mod:`.ucrl`,
-:mod:`.psrl`, :mod:`.imed`, :mod:`.qlearning`) are registered here, in one table; a user
+:mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`) are registered here, in one table; a user
 adds an agent with :func:`register_agent`.
 """
 
 import functools
 
-from jaxmdp.agents import imed, paper, psrl, qlearning, ucrl
+from jaxmdp.agents import imed, med, paper, psrl, qlearning, ucrl
 from jaxmdp.agents.protocol import (
     Agent,
     EnvSpec,
@@ -34,6 +34,7 @@ AGENTS = {
     "tsde": psrl.tsde_agent,
     "psrl": psrl.psrl_agent,
     "imed_rl": imed.imed_rl_agent,
+    "med_rl": med.med_rl_agent,
     "optimistic_q": qlearning.optimistic_q_agent,
 }
 for _name, _factory in AGENTS.items():

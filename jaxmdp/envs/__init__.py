@@ -12,7 +12,10 @@ All of them read one registry, filled in this module; :func:`register_env` adds 
 environment or family to it, so that every name-taking function (``make``, ``batch``,
 ``jaxmdp run --env``, ``jaxmdp bench --suite``) knows it.
 One module per family: ``chains`` (paper-mdp, RiverSwim, SixArms), ``grids`` (grid
-worlds, FrozenLake), ``deepsea`` and ``garnet`` (GARNET and dense random MDPs).
+worlds, FrozenLake), ``deepsea``, ``garnet`` (GARNET and dense random MDPs) and
+``papers`` (the SCAL / TUCRL toys, StatisticalRL's ThreeState and Nasty, Wei et al.'s);
+``gym_adapters`` converts tabular gymnasium environments both ways
+(:func:`from_gymnasium`, :func:`to_gymnasium`; the ``gym`` extra).
 
 ========================  ========  =  ================================================
 name                      S         A  source
@@ -26,6 +29,13 @@ name                      S         A  source
 ``grid-2-room``           55        4  StatisticalRL ``grid-2-room``
 ``grid-4-room``           20        4  StatisticalRL ``grid-4-room``
 ``sixarms``               7         6  Strehl & Littman (2008)
+``toy3d-1``               3         2  rlexplorer ``Toy3D_1`` (SCAL)
+``toy3d-2``               3         2  rlexplorer ``Toy3D_2`` (SCAL)
+``toy3d-weak``            3         2  rlexplorer ``Toy3D_1(delta=0)``: weakly communicating
+``threestate``            3         2  StatisticalRL ``three-state``
+``nasty``                 7         2  StatisticalRL ``nasty``
+``jumpriverswim-6``       6         2  Wei et al. (2020) ``JumpRiverSwimEnv``
+``randommdp-wei``         6         2  Wei et al. (2020) ``RandomMDPEnv``, seed 3
 ``garnet-S-A-b``          S         A  GARNET, ``b`` next states per row (seeded)
 ``random-S-A``            S         A  dense Dirichlet(1) rows (seeded)
 ``riverswim-N``           N         2  StatisticalRL RiverSwim, any ``N >= 2``
@@ -88,6 +98,16 @@ from jaxmdp.envs.chains import (
 from jaxmdp.envs.deepsea import deep_sea
 from jaxmdp.envs.garnet import garnet, random_mdp
 from jaxmdp.envs.grids import frozen_lake, grid_2_room, grid_4_room, grid_world, open_grid
+from jaxmdp.envs.gym_adapters import from_gymnasium, to_gymnasium
+from jaxmdp.envs.papers import (
+    jump_riverswim,
+    nasty,
+    random_mdp_wei,
+    three_state,
+    toy3d_1,
+    toy3d_2,
+    toy3d_weak,
+)
 from jaxmdp.mdp import MDP
 
 __all__ = [
@@ -96,21 +116,30 @@ __all__ = [
     "batch",
     "deep_sea",
     "frozen_lake",
+    "from_gymnasium",
     "garnet",
     "grid_2_room",
     "grid_4_room",
     "grid_world",
+    "jump_riverswim",
     "make",
     "names",
+    "nasty",
     "register_env",
     "open_grid",
     "paper_mdp",
     "random_mdp",
+    "random_mdp_wei",
     "rigged_counts",
     "riverswim",
     "riverswim_ergodic",
     "riverswim_osband",
     "sixarms",
+    "three_state",
+    "to_gymnasium",
+    "toy3d_1",
+    "toy3d_2",
+    "toy3d_weak",
 ]
 
 
@@ -264,6 +293,20 @@ for _name, _factory, _description, _example, _seed in (
      "grid-4-room)", None, None),
     ("sixarms", sixarms, "S=7, A=6: SixArms, rewards / 6000 (Strehl & Littman 2008)", None,
      None),
+    ("toy3d-1", toy3d_1, "S=3, A=2: SCAL's three-state toy, delta=0.99 (rlexplorer Toy3D_1)",
+     None, None),
+    ("toy3d-2", toy3d_2, "S=3, A=2: SCAL's sticky three-state toy, delta=0.005, "
+     "epsilon=0.001 (rlexplorer Toy3D_2)", None, None),
+    ("toy3d-weak", toy3d_weak, "S=3, A=2: weakly communicating, state 1 unreachable "
+     "(rlexplorer Toy3D_1 with delta=0, the TUCRL runs)", None, None),
+    ("threestate", three_state, "S=3, A=2: delta=0.005 (StatisticalRL three-state)", None,
+     None),
+    ("nasty", nasty, "S=7, A=2: two loops behind a hub, delta=0.005, epsilon=0.05 "
+     "(StatisticalRL nasty)", None, None),
+    ("jumpriverswim-6", jump_riverswim, "S=6, A=2: RiverSwim with jumps, rewards 1 - cost "
+     "(Wei et al. 2020 JumpRiverSwimEnv)", None, None),
+    ("randommdp-wei", random_mdp_wei, "S=6, A=2: random costs and rows, NumPy seed 3, rewards "
+     "1 - cost (Wei et al. 2020 RandomMDPEnv)", None, None),
     ("garnet-S-A-b", garnet, "S, A: GARNET, b random next states per row, Dirichlet(1) "
      "weights, Uniform(0, 1) rewards (seed=)", "garnet-100-4-5", "key"),
     ("random-S-A", random_mdp, "S, A: dense Dirichlet(1) rows, Uniform(0, 1) rewards "
