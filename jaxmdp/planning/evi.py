@@ -325,10 +325,13 @@ def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
     no data-dependent loop): the masses of step 2 after any number of additions are
     prefix sums (see ``_extension``), the values for every number of additions are
     evaluated at once and the extension stops at the first that fails the test of
-    step 3. The decisions are those of the loops in exact arithmetic; a loop in floating
-    point can round a sum that is one in exact arithmetic to just below one and give one
-    more state a mass of the order of ``1e-16``, which shifts its later fills by one
-    state.
+    step 3. The decisions are those of the loops in exact arithmetic (checked against the
+    published loop in rational arithmetic). Where two values the loops compare are equal
+    in exact arithmetic (``v_out = v_in`` when ``u`` takes one value on every state both
+    laws charge, as it does on unvisited states), the rounding of the sums decides, here
+    as in a loop in floating point; a loop in floating point can also round a total that
+    is one in exact arithmetic to just below one, give one more state a mass of the order
+    of ``1e-16`` and shift its later fills by one state.
 
     ``key_sums=True`` reproduces the published code, whose helpers sum the keys of a
     dict (state indices) where they mean its values (lines 175, 193): the outside value

@@ -1,7 +1,7 @@
 """The box (UCRL2B) and UCRL3 inner maximisations of extended value iteration against
 scipy's linprog on the same constraint sets, and UCRL3's near-optimistic support against
 the NumPy loop of the published rule, the published loop in exact rational arithmetic and
-the nested ``lax.while_loop``s it was first written with."""
+a transcription of the published loops into nested ``lax.while_loop``s."""
 
 import math
 import sys
@@ -217,8 +217,9 @@ def _published_support(upper, lower, upper_out, emp, u, kap):
 
 
 def _sequential_support(bounds: UCRL3Bounds, u):
-    """The support by the loops, one state at a time (``jaxmdp.planning.evi``'s former
-    ``near_optimistic_support``, ``key_sums=False``): nested ``lax.while_loop``s."""
+    """The support by the published loops transcribed into nested ``lax.while_loop``s that
+    move one state at a time (``key_sums=False``), summing the laws in floating point as
+    the loops go."""
     S = u.shape[0]
     order = jnp.argsort(u, stable=True)
     best = order[-1]
