@@ -36,6 +36,11 @@ when it is missing. ``MED_RL.py`` line 4 imports ``utils`` as a top-level module
 package's ``MDPs_discrete/utils.py``); the script appends that directory to
 ``sys.path``. Nothing in the learners is modified.
 
+**Other MDPs.** ``--speed-envs riverswim-25 grid-4-room grid-2-room`` then times the
+published learners (on jaxmdp's matrices of those MDPs, which StatisticalRL registers as
+``river-swim-25``, ``grid-4-room``, ``grid-2-room``; the actions in jaxmdp's order) and
+jaxmdp's agents per step on each, for the same table of ratios (no regrets).
+
 Example (about 10 minutes of one core)::
 
     python benchmarks/statisticalrl.py --learners-dir /path/to/learners \\
@@ -162,15 +167,15 @@ def jaxmdp_agent(name, delta, kl_ucrl_bug=False):
     return agent, f"{agent_name}({options})"
 
 
-def time_jaxmdp(agent, horizon, replications, seed):
-    """Final realised regrets ``[replications]`` of ``agent`` on riverswim-6 and its
+def time_jaxmdp(agent, horizon, replications, seed, env="riverswim-6"):
+    """Final realised regrets ``[replications]`` of ``agent`` on ``env`` and its
     microseconds per replication-step: a warm-up call (compiles), then the same call timed
     with ``block_until_ready``, divided by ``horizon * replications``."""
     import jax
 
     import jaxmdp as jm
 
-    mdp = jm.envs.make("riverswim-6")
+    mdp = jm.envs.make(env)
 
     def call():
         return jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed,
@@ -248,6 +253,45 @@ def print_speed(rows, args, jax_counts, calibration):
         print(line, flush=True)
 
 
+def jaxmdp_matrices(env):
+    """``(P, R)`` of jaxmdp's ``env`` as float64 NumPy arrays (for the published learners)."""
+    import jaxmdp as jm
+
+    m = jm.envs.make(env)
+    return np.asarray(m.P, np.float64), np.asarray(m.R, np.float64)
+
+
+def speed_on_envs(get_module, args, envs):
+    """Microseconds per step of the published learners and per replication-step of
+    jaxmdp's agents on each of ``envs`` (``--speed-envs``), as in the river-swim-6 speed
+    table: the published code on jaxmdp's matrices of the MDP StatisticalRL registers
+    under that name (the actions in jaxmdp's order), ``--speed-env-replications`` runs of
+    ``--speed-env-horizon`` rounds; jaxmdp at ``--jax-replications``."""
+    horizon = args.speed_env_horizon or args.horizon
+    reps = args.speed_env_replications
+    rows = []
+    print(f"speed on {', '.join(envs)}: published us per step (wall time of {reps} runs of "
+          f"T = {horizon}), jaxmdp us per replication-step (m = {args.jax_replications})")
+    print(f"{'env':14s} {'algorithm':11s} {'published':>10s} {'jaxmdp':>10s} "
+          f"{'published/jax':>13s}", flush=True)
+    for env in envs:
+        P, R = jaxmdp_matrices(env)
+        for name in args.algorithms:
+            _, wall = run_published(get_module, name, P, R, horizon, reps, args.seed,
+                                    args.delta)
+            row = {"env": env, "algorithm": name,
+                   "published_us_per_step": wall / (horizon * reps) * 1e6}
+            agent, what = jaxmdp_agent(name, args.delta, args.kl_ucrl_bug)
+            us = float("nan")
+            if agent is not None and not args.no_jax:
+                us = time_jaxmdp(agent, horizon, args.jax_replications, args.seed, env)[1]
+            row["jaxmdp_agent"], row["jaxmdp_us_per_rep_step"] = what, us
+            rows.append(row)
+            print(f"{env:14s} {name:11s} {row['published_us_per_step']:10.2f} {us:10.3f} "
+                  f"{row['published_us_per_step'] / us:12.1f}x", flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learners-dir", default=os.environ.get("STATISTICALRL_LEARNERS"))
@@ -268,6 +312,13 @@ def main(argv=None):
     ap.add_argument("--kl-ucrl-bug", action="store_true",
                     help="the NumPy KL-UCRL loop and jaxmdp's kl_ucrl reproduce the "
                          "published search_up")
+    ap.add_argument("--speed-envs", nargs="*", default=[],
+                    help="further jaxmdp environments on which only speed is measured "
+                         "(e.g. riverswim-25 grid-4-room grid-2-room)")
+    ap.add_argument("--speed-env-horizon", type=int, default=None,
+                    help="rounds per run on --speed-envs (default --horizon)")
+    ap.add_argument("--speed-env-replications", type=int, default=1,
+                    help="runs of the published code per --speed-envs environment")
     ap.add_argument("--out", default=str(HERE.parent / "results"))
     args = ap.parse_args(argv)
     if not args.learners_dir:
@@ -328,6 +379,7 @@ def main(argv=None):
                 line += f" | jaxmdp {js[0]:9.1f} +- {js[1]:6.1f} z={z_stat(ps, js):+5.2f}"
         print(line, flush=True)
         rows.append(row)
+    env_rows = speed_on_envs(get_module, args, args.speed_envs) if args.speed_envs else []
     end_calibration = _calibration.calibrate()
     print_speed(rows, args, jax_counts, end_calibration)
     out = Path(args.out)
@@ -336,7 +388,8 @@ def main(argv=None):
     path = out / f"statisticalrl-riverswim6-T{args.horizon}-{stamp}.json"
     settings = {k: v for k, v in vars(args).items() if k != "out"}
     path.write_text(json.dumps({"settings": settings, "calibration": calibration,
-                                "end_calibration": end_calibration, "rows": rows},
+                                "end_calibration": end_calibration, "rows": rows,
+                                "speed_envs": env_rows},
                                indent=1))
     print(f"saved {path}")
 

@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
 from jaxmdp.planning import InnerMaximisation
 from jaxmdp.planning.evi import box_maximise, register_ball
@@ -45,31 +44,173 @@ class UCRL3Bounds(NamedTuple):
     kappa: jax.Array
 
 
+def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
+               kap: jax.Array, w: jax.Array) -> jax.Array:
+    r"""The states UCRL3's support extension adds, for one pair, in closed form.
+
+    Every array is in increasing order of ``u`` (positions ``0..S-1``): ``p_u``, ``p_l``
+    the upper and lower bounds, ``start`` the starting support (position ``S - 1``
+    included), ``c`` the upper bound off the empirical support (``p_u`` of every position
+    outside ``start``), ``kap`` the threshold ``kappa span(u)``, ``w = u - min u``.
+
+    The loops of :func:`near_optimistic_support` are prefix problems:
+
+    * *outside*: with the outside positions ``o_1 > o_2 > ... > o_m`` (from the highest
+      ``u`` down), the first fill gives ``a_i = min(c, 1 - (i - 1) c)`` to ``o_1, ...,
+      o_K`` (``K`` the first count whose mass reaches one, at most ``m``); adding
+      ``o_{j+1}`` to the support frees ``a_{j+1}``, which the fill, resumed where it
+      stopped, gives to ``o_{j+1+K}``; so ``a`` is periodic with period ``K`` and after
+      ``j`` additions the outside law is ``a`` on ``o_{j+1}, ..., o_{min(j+K, m)}``: its
+      value is a difference of one cumulative sum;
+    * *inside*: the total ``T_0 = sum p_u`` over ``start`` grows by ``c`` at each added
+      state that lies above the position the removal has reached; the removal runs in
+      segments, one per addition once the total exceeds one (the first removes
+      ``T_j - 1``, the next ones ``c`` each), each from the position after the previous
+      segment's last state (whose unused room is left unused). The end of a segment of
+      ``c`` from every starting position is one ``searchsorted`` on the cumulative rooms;
+      the segments' ends for every number of additions follow by composing that map
+      with itself (pointer doubling, ``ceil(log2 S)`` gathers), and the inside value by
+      cumulative sums;
+    * the extension stops at the first count ``j`` whose values fail
+      ``v_out > min(kap, v_in)`` (all counts evaluated at once), or when the last state
+      added is the lowest position, or when no outside state is left.
+
+    Returns:
+        bool ``[S]``: the positions the extension adds (outside ``start``).
+    """
+    S = w.shape[0]
+    dtype = w.dtype
+    positions = jnp.arange(S)
+    outside = ~start
+    m = jnp.sum(outside)  # at most S - 1: position S - 1 is in `start`
+    # Rank of each outside position from the top (1 for the highest), 0 inside.
+    rank = jnp.where(outside, jnp.cumsum(outside[::-1])[::-1], 0)
+    # o[i] = o_{i+1}: the outside positions in decreasing order (as the loop meets them).
+    o = jnp.zeros(S, positions.dtype).at[jnp.where(outside, rank - 1, S)].set(
+        positions, mode="drop")
+    j = positions  # the number of states added so far, 0..S-1
+    has_o = j < m  # o[j] is an outside position
+    w_o = jnp.where(has_o, w[o], 0.0)
+
+    # Outside: the first fill, then the period-K law; v_out[j] after j additions.
+    before = j.astype(dtype) * c  # the mass given before o_{j+1} in the first fill
+    visited = has_o & (before < 1)
+    K = jnp.sum(visited)
+    first = jnp.where(visited, jnp.minimum(c, jnp.maximum(0.0, 1 - before)), 0.0)
+    a = jnp.where(has_o, first[j % jnp.maximum(K, 1)], 0.0)
+    CA = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(a * w_o)])
+    v_out = CA[jnp.minimum(j + K, m)] - CA[j]
+
+    # Inside: rooms of the starting support (added states are handled below).
+    room = jnp.where(start, p_u - p_l, 0.0)
+    R = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(room)])
+    T0 = jnp.sum(jnp.where(start, p_u, 0.0))
+
+    def segment(R, s, need):
+        """A removal of ``need`` from position ``s`` up: (next position, last state,
+        the last state's unused room)."""
+        e = jnp.searchsorted(R[1:], R[s] + need, side="left")
+        found = (need > 0) & (e < S)
+        e = jnp.minimum(e, S - 1)
+        nxt = jnp.where(need > 0, jnp.where(found, e + 1, S), s)
+        unused = jnp.where(found, R[e + 1] - R[s] - need, 0.0)
+        return nxt, e, unused
+
+    # j1: the first count of added states at which the total exceeds one.
+    over = T0 + before > 1
+    j1 = jnp.where(jnp.any(over), jnp.argmax(over), S)
+    need1 = T0 + jnp.minimum(j1, S - 1).astype(dtype) * c - 1
+    ptr1, e1, unused1 = segment(R, 0, jnp.where(j1 < S, need1, 0.0))
+    # The segment of c from every start s = 0..S, and its iterates by doubling.
+    starts = jnp.arange(S + 1)
+    nxt, ends, unused = segment(R, starts, jnp.full(S + 1, c))
+    steps = jnp.maximum(j - j1, 0)
+    ptr = jnp.full(S, ptr1)
+    jump = nxt
+    for bit in range(max(1, (S - 1).bit_length())):
+        ptr = jnp.where((steps >> bit) & 1, jump[ptr], ptr)
+        jump = jump[jump]
+    ptr = jnp.where(j < j1, 0, ptr)  # the removal's position after j additions
+    previous = jnp.concatenate([jnp.zeros(1, ptr.dtype), ptr[:-1]])
+    left_w = jnp.where(j == j1, unused1 * w[e1],
+                       jnp.where(j > j1, unused[previous] * w[ends[previous]], 0.0))
+    CL = jnp.cumsum(left_w)  # the unused rooms' values of the segments up to j
+
+    # J: the additions that land above the removal's position (a prefix o_1..o_J).
+    above = jnp.concatenate([(o > ptr) & has_o, jnp.zeros(1, bool)])
+    J = jnp.argmax(~above)  # o_{J+1} is the first that does not
+    # v_in[j] for j < J: the added states lie above the removal and keep c.
+    PL = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(jnp.where(start, p_l * w, 0.0))])
+    PU = jnp.cumsum(jnp.where(start, p_u * w, 0.0)[::-1])[::-1]  # from each position up
+    PU = jnp.concatenate([PU, jnp.zeros(1, dtype)])
+    CW = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(w_o)[:-1]])  # o_1..o_j's values
+    v_in = PL[ptr] + PU[ptr] + c * CW + CL
+    # From J on the law is fixed: the last segment also sees o_1..o_J's rooms.
+    present = start | (outside & (rank <= J))
+    RJ = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(jnp.where(present, p_u - p_l, 0.0))])
+    sJ = jnp.where(J <= j1, 0, ptr[jnp.maximum(J - 1, 0)])
+    needJ = jnp.where(J < j1, 0.0, jnp.where(J == j1, need1, c))
+    ptrJ, eJ, unusedJ = segment(RJ, sJ, needJ)
+    p_in = jnp.where(present, jnp.where(positions < ptrJ, p_l, p_u), 0.0)
+    v_in_J = (jnp.sum(p_in * w) + jnp.where(J >= 1, CL[jnp.maximum(J - 1, 0)], 0.0)
+              + unusedJ * w[eJ])
+    v_in = jnp.where(j < J, v_in, v_in_J)
+
+    # The extension continues while v_out > min(kap, v_in), the last added state is not
+    # the lowest position, and an outside state is left.
+    last = jnp.where(j == 0, S - 2, jnp.concatenate([jnp.zeros(1, o.dtype), o[:-1]]))
+    grow = (v_out > jnp.minimum(kap, v_in)) & (last > 0) & has_o
+    added = jnp.argmax(~grow)  # the first count at which it stops
+    return outside & (rank <= added)
+
+
 def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
                             key_sums: bool = False) -> jax.Array:
     r"""UCRL3's near-optimistic support of every pair at the values ``u``.
 
     Bourel, Maillard & Talebi (2020), as ``UCRL3.computeSupport`` (StatisticalRL
-    ``learners``, ``UCRL3.py`` lines 174-261) intends it. With ``p_u`` the upper bound
-    (``upper`` on the empirical support, ``upper_out`` outside) and ``p_l`` the lower one:
+    ``learners``, ``src/statisticalrl_learners/MDPs_discrete/UCRL3.py`` lines 211-261,
+    with its helpers ``aux_compute_Fplus_in`` / ``aux_compute_Fplus_out``, lines 174-207)
+    intends it. With ``p_u`` the upper bound (``upper`` on the empirical support,
+    ``upper_out`` outside) and ``p_l`` the lower one:
 
-    1. the support starts as the empirical one plus the state of highest ``u``;
-    2. *inside*: starting from ``p_u`` on the support, mass is removed from the states of
-       lowest ``u`` (each down to ``p_l``) until the total is at most one; *outside*: the
-       states outside the support, from the highest ``u`` down, get up to ``p_u`` each
-       until the total reaches one; ``v_in``, ``v_out`` are the two laws' values of
-       ``u - min u``;
-    3. while ``v_out > min(kappa span(u), v_in)``, the outside state of highest ``u`` joins
-       the support (it gets ``p_u`` inside if it lies above the point where the inside
-       removal stopped, and its outside mass is given to the next outside states), and
-       ``v_in``, ``v_out`` are recomputed.
+    1. the support starts as the empirical one plus the state of highest ``u``
+       (lines 212-216);
+    2. *inside* (lines 174-188): starting from ``p_u`` on the support, mass is removed
+       from the states of lowest ``u`` (each down to ``p_l``,
+       ``temp = max((0, p[y] - sum_p + 1, p_l))``) until the total is at most one;
+       *outside* (lines 192-207): the states outside the support, from the highest ``u``
+       down, get up to ``p_u`` each (``temp = min((p_u, max(0, 1 - sum_p)))``) until the
+       total reaches one; ``v_in``, ``v_out`` are the two laws' values of ``u - min u``
+       (lines 236-237);
+    3. while ``v_out > min(kappa span(u), v_in)`` (line 241), the outside state of highest
+       ``u`` joins the support (lines 242-247); it gets ``p_u`` inside if it lies above
+       the position where the inside removal stopped (lines 250-255), whose removal then
+       resumes from that position, and its outside mass is set to 0 and given to the next
+       outside states by the outside fill, resumed where it stopped (lines 256-257); then
+       ``v_in``, ``v_out`` are recomputed (lines 258-259). The loop also ends once the
+       state added is the one of lowest ``u`` (``ll < nS - 1``).
+
+    The loops are evaluated in closed form (one ``[S]`` sort of ``u`` shared by all
+    pairs; per pair, cumulative sums, one ``searchsorted`` and ``ceil(log2 S)`` gathers,
+    no data-dependent loop): the masses of step 2 after any number of additions are
+    prefix sums (see ``_extension``), the values for every number of additions are
+    evaluated at once and the extension stops at the first that fails the test of
+    step 3. The decisions are those of the loops in exact arithmetic (checked against the
+    published loop in rational arithmetic). Where two values the loops compare are equal
+    in exact arithmetic (``v_out = v_in`` when ``u`` takes one value on every state both
+    laws charge, as it does on unvisited states), the rounding of the sums decides, here
+    as in a loop in floating point; a loop in floating point can also round a total that
+    is one in exact arithmetic to just below one, give one more state a mass of the order
+    of ``1e-16`` and shift its later fills by one state.
 
     ``key_sums=True`` reproduces the published code, whose helpers sum the keys of a
     dict (state indices) where they mean its values (lines 175, 193): the outside value
     stays 0, step 3 never runs and the support is the empirical one plus ``argmax u``.
 
     Args:
-        bounds: a :class:`UCRL3Bounds`, arrays ``[S, A, S]`` / ``[S, A]``.
+        bounds: a :class:`UCRL3Bounds`, arrays ``[S, A, S]`` / ``[S, A]``, with
+            ``0 <= lower <= upper``.
         u: the values, ``[S]``.
         key_sums: the published computation (static; see above).
 
@@ -82,80 +223,16 @@ def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
     start = bounds.support | (jnp.arange(S) == best)
     if key_sums:
         return start
-    w = u - jnp.min(u)
-    w_ord = w[order]
+    w_ord = (u - jnp.min(u))[order]
     kappa = bounds.kappa * (jnp.max(u) - jnp.min(u))
-
-    def one(lower, upper, upper_out, emp, sup0, kap):
-        p_u = jnp.where(emp, upper, upper_out)[order]  # in increasing order of u
-        p_l = jnp.where(emp, lower, 0.0)[order]
-        sup0 = sup0[order]
-
-        def fill_in(p_in, present, sup, idx):
-            # Remove mass from the lowest present states until the total is at most one.
-            def cond(c):
-                p_in, idx = c
-                return (jnp.sum(jnp.where(present, p_in, 0.0)) > 1) & (idx < S)
-
-            def body(c):
-                p_in, idx = c
-                total = jnp.sum(jnp.where(present, p_in, 0.0))
-                new = jnp.maximum(jnp.maximum(0.0, p_in[idx] - total + 1), p_l[idx])
-                p_in = jnp.where(sup[idx] & present[idx], p_in.at[idx].set(new), p_in)
-                return p_in, idx + 1
-
-            return lax.while_loop(cond, body, (p_in, idx))
-
-        def fill_out(p_out, sup, idx):
-            # Give mass to the outside states from the highest u down, up to p_u each.
-            def cond(c):
-                p_out, idx = c
-                return (jnp.sum(p_out) < 1) & (idx >= 0)
-
-            def body(c):
-                p_out, idx = c
-                add = jnp.minimum(p_u[idx], jnp.maximum(0.0, 1 - jnp.sum(p_out)))
-                p_out = jnp.where(sup[idx], p_out, p_out.at[idx].set(add))
-                return p_out, idx - 1
-
-            return lax.while_loop(cond, body, (p_out, idx))
-
-        p_in0 = jnp.where(sup0, p_u, 0.0)
-        p_in, idx_in = fill_in(p_in0, sup0, sup0, 0)
-        p_out, idx_out = fill_out(jnp.zeros(S, u.dtype), sup0, S - 1)
-
-        def cond(c):
-            sup, present, p_in, idx_in, p_out, idx_out, ll = c
-            v_in = jnp.sum(jnp.where(present, p_in, 0.0) * w_ord)
-            v_out = jnp.sum(p_out * w_ord)
-            return (v_out > jnp.minimum(kap, v_in)) & (ll < S - 1)
-
-        def body(c):
-            sup, present, p_in, idx_in, p_out, idx_out, ll = c
-            # The highest state outside the support, at position S - 1 - ll or below.
-            positions = jnp.arange(S)
-            candidates = (~sup) & (positions <= S - 1 - ll)
-            pos = jnp.max(jnp.where(candidates, positions, -1))
-            found = pos >= 0
-            ll = jnp.where(found, S - 1 - pos, S - 1)
-            pos = jnp.maximum(pos, 0)
-            sup = sup.at[pos].set(sup[pos] | found)
-            inside = found & (pos > idx_in)
-            p_in = jnp.where(inside, p_in.at[pos].set(p_u[pos]), p_in)
-            present = present.at[pos].set(present[pos] | inside)
-            p_in, idx_in = fill_in(p_in, present, sup, idx_in)
-            p_out = jnp.where(found, p_out.at[pos].set(0.0), p_out)
-            p_out, idx_out = fill_out(p_out, sup, idx_out)
-            return sup, present, p_in, idx_in, p_out, idx_out, ll
-
-        init = (sup0, sup0, p_in, idx_in, p_out, idx_out, jnp.asarray(1))
-        sup = lax.while_loop(cond, body, init)[0]
-        return jnp.zeros(S, bool).at[order].set(sup)
-
+    p_u = jnp.where(bounds.support, bounds.upper, bounds.upper_out[..., None])[..., order]
+    p_l = jnp.where(bounds.support, bounds.lower, 0.0)[..., order]
     flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
-    out = jax.vmap(one)(flat(bounds.lower), flat(bounds.upper), flat(bounds.upper_out),
-                        flat(bounds.support), flat(start), flat(kappa))
-    return out.reshape(bounds.support.shape)
+    added = jax.vmap(_extension, in_axes=(0, 0, 0, 0, 0, None))(
+        flat(p_u), flat(p_l), flat(start[..., order]), flat(bounds.upper_out), flat(kappa),
+        w_ord)
+    added = jnp.zeros(added.shape, bool).at[:, order].set(added)
+    return start | added.reshape(bounds.support.shape)
 
 
 def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
