@@ -487,7 +487,7 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
 
     Over several processes (``jax.distributed``; every process calls it with the same
     arguments), process 0 alone reads and writes ``path``: its reading of the saved
-    results is sent to the others (:func:`jaxmdp._distributed.broadcast`), so every process
+    results is sent to the others (through the coordination service), so every process
     skips the same agents, and the folder need only be reachable from process 0.
 
     Args:
