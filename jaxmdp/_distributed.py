@@ -18,14 +18,17 @@ The values go through the coordination service's key-value store (the service ru
 process 0 and every process talks to it over gRPC), not through XLA collectives.
 
 **Faults.** Every process sends the coordination service a heartbeat; a process that
-sends none for :data:`HEARTBEAT_TIMEOUT` seconds (killed, crashed, its machine gone) is
-declared dead, and the service stops every other process with JAX's message "... heartbeat
-timeout. This indicates that the remote task has failed, got preempted, or crashed
-unexpectedly" (a non-zero exit); when process 0 (the service) is the one that dies, the
-others' heartbeats fail and they stop likewise. A collective under way when a peer dies
-(the gathering of results at the end of :func:`jaxmdp.simulate`) fails or is ended by the
-same mechanism. The measured times are on the documentation page "Many devices and GPUs"
-(section "Several hosts").
+sends none for :data:`HEARTBEAT_TIMEOUT` seconds (killed, frozen, its machine gone) is
+declared dead, and the service stops every other process, wherever it is (computing, or
+waiting in the gathering of results), with JAX's message "Terminating process because
+the JAX distributed service detected fatal errors. This most likely indicates that
+another task died ..." (``SIGABRT``, a non-zero exit). When process 0 (the service) dies,
+the others stop as soon as its socket closes. A process that stops on a Python error
+waits at JAX's shutdown barrier, and every process stops after :data:`SHUTDOWN_TIMEOUT`
+seconds. ``SIGTERM`` is caught by JAX's preemption service and stops nothing. A process
+that is alive but stuck in its own code has no bound: the others wait for it. The
+measured times are on the documentation page "Many devices and GPUs" (section "Several
+hosts").
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ process runs the same command with ``--distributed`` (the cluster found by
 --process-id I``. The replications are split over the devices of all processes; process
 0 alone reads and writes the output folder and draws the progress bars, and every process
 skips the agents process 0 finds saved. Processes started with different arguments stop
-with an error before any work; when a process dies the others stop within
-``--heartbeat-timeout`` seconds (default 60) and a rerun resumes from the saved agents.
+with an error before any work. When a process dies the others stop with a non-zero exit:
+within ``--heartbeat-timeout`` seconds (default 60) of a killed process, within the 60 s
+shutdown timeout of one that stopped on an error; a rerun resumes from the saved agents.
 
 Compiled programs are kept in JAX's persistent compilation cache, so a second run of the
 same configuration loads them instead of compiling them again: in

@@ -14,6 +14,8 @@ port on 127.0.0.1) that join through ``jaxmdp._distributed.initialize``:
   slack) with JAX's message that another task died, and the rerun reuses the agent saved
   before the kill and completes with the one-process results.
 
+Also here: the command line's cluster flags are validated before JAX starts.
+
 Every subprocess runs under a timeout and is killed if it outlives it.
 """
 
@@ -242,3 +244,23 @@ def test_killed_process_stops_the_other_and_the_rerun_resumes(tmp_path, one_proc
     for key in ("pseudo_regret_ps", "regret_ps", "seconds_ps", "times"):
         np.testing.assert_array_equal(resumed[1][key], saved[1][key], err_msg=key)
     _same_results(resumed, one_process)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--coordinator", "127.0.0.1:1234", "--num-processes", "2"],
+     "--coordinator, --num-processes and --process-id go together, got --coordinator, "
+     "--num-processes without --process-id"),
+    (["--coordinator", "localhost", "--num-processes", "2", "--process-id", "0"],
+     "--coordinator must be HOST:PORT with a port in 1..65535, got 'localhost'"),
+    (["--coordinator", "127.0.0.1:1234", "--num-processes", "2", "--process-id", "2"],
+     r"--process-id must be an integer in 0..1 \(--num-processes 2\), got 2"),
+    (["--distributed", "--process-id", "0"],
+     "--distributed finds the cluster itself; leave out --process-id"),
+])
+def test_cluster_flags_are_validated(tmp_path, capsys, flags, message):
+    import re
+
+    argv = ["run", "--env", "riverswim-6", "--agents", "ucb", "--out", str(tmp_path),
+            "--x64", *flags]
+    assert cli.main(argv) == 2
+    assert re.search(message, capsys.readouterr().err)
