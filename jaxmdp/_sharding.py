@@ -8,10 +8,14 @@ and the replication count is padded up to a multiple of the number of devices by
 repeating replications whose results are then dropped, so replication ``i`` computes the
 same numbers on one device or many.
 
-The same code serves one CPU, one GPU, several GPUs, and several hosts after
-``jax.distributed.initialize()`` (``jax.devices()`` then lists every process's devices;
-every process must call the simulator with the same arguments, and results are gathered
-to every process with ``multihost_utils.process_allgather``).
+The same code serves one CPU, one GPU, several GPUs, and several processes (hosts) after
+``jax.distributed.initialize()``: ``jax.devices()`` then lists every process's devices,
+and a process may place data only on its own. Each process therefore builds the rows of
+the padded replication axis that its devices hold (:func:`local_rows`) and the global
+arrays are made from these local parts (:func:`shard`, with
+``jax.make_array_from_callback``); every process must call the simulator with the same
+arguments, and the results are gathered to every process with
+``multihost_utils.process_allgather`` (:func:`gather`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["AXIS", "gather", "pad_replications", "replication_mesh", "shard", "shard_map"]
+__all__ = ["AXIS", "gather", "local_mean", "local_rows", "padded_size",
+           "replicate", "replication_mesh", "shard", "shard_map"]
 
 #: Name of the mesh axis that replications are split over.
 AXIS = "replications"
@@ -61,24 +67,62 @@ def padded_size(replications: int, mesh: Mesh) -> int:
     return -(-replications // n) * n
 
 
-def pad_replications(tree, replications: int, padded: int):
-    """Extends the leading (replication) axis of every leaf from ``replications`` to
-    ``padded`` rows by repeating rows ``0, 1, ...`` (their results are discarded)."""
-    if padded == replications:
-        return tree
-    index = np.arange(padded) % replications
-    return jax.tree_util.tree_map(lambda leaf: leaf[index], tree)
+def local_rows(mesh: Mesh, padded: int) -> np.ndarray:
+    """The rows of the padded replication axis that this process's devices of ``mesh``
+    hold, in increasing order (all of them on one process).
 
+    Args:
+        mesh: from :func:`replication_mesh`.
+        padded: the length of the replication axis, a multiple of ``mesh.size``
+            (:func:`padded_size`).
 
-def shard(tree, mesh: Mesh):
-    """Places every leaf of ``tree`` on ``mesh``, split along its leading axis."""
+    Returns:
+        int64 ``[padded * local devices / mesh.size]``: the rows of each of this
+        process's devices, device after device in the order of their rows.
+    """
     sharding = NamedSharding(mesh, PartitionSpec(AXIS))
-    return jax.device_put(tree, sharding)
+    size = padded // mesh.size
+    starts = sorted({index[0].indices(padded)[0]
+                     for index in sharding.addressable_devices_indices_map((padded,)).values()})
+    return np.concatenate([np.arange(start, start + size) for start in starts])
+
+
+def shard(tree, mesh: Mesh, rows: np.ndarray):
+    """Global arrays split along their leading axis over ``mesh``, made from this process's
+    rows.
+
+    Args:
+        tree: a pytree of arrays whose leading axis holds the rows ``rows`` of the global
+            arrays, in that order (on one process: every row).
+        mesh: from :func:`replication_mesh`.
+        rows: :func:`local_rows` of ``mesh``.
+
+    Returns:
+        ``tree`` with each leaf a global ``jax.Array`` of leading axis
+        ``len(rows) * mesh.size / (local devices)``, whose shards on this process's
+        devices are the given rows.
+    """
+    sharding = NamedSharding(mesh, PartitionSpec(AXIS))
+    padded = len(rows) * mesh.size // len(mesh.local_devices)
+    position = {int(row): i for i, row in enumerate(rows)}
+
+    def leaf(x):
+        def data(index):
+            start, stop, _ = index[0].indices(padded)
+            first = position[start]
+            return x[first:first + stop - start]
+
+        return jax.make_array_from_callback((padded,) + tuple(x.shape[1:]), sharding, data)
+
+    return jax.tree_util.tree_map(leaf, tree)
 
 
 def replicate(tree, mesh: Mesh):
-    """Places every leaf of ``tree`` on every device of ``mesh``."""
-    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
+    """Every leaf of ``tree`` on every device of ``mesh`` (each process gives its copy, the
+    same in every process)."""
+    sharding = NamedSharding(mesh, PartitionSpec())
+    return jax.tree_util.tree_map(
+        lambda x: jax.make_array_from_callback(np.shape(x), sharding, lambda _: x), tree)
 
 
 def shard_map(fn: Callable, mesh: Mesh, *, batched: Sequence[bool]) -> Callable:
@@ -103,14 +147,30 @@ def shard_map(fn: Callable, mesh: Mesh, *, batched: Sequence[bool]) -> Callable:
 
 
 def gather(tree):
-    """Arrays that every process can read: unchanged on one host; on several hosts,
-    sharded arrays are gathered with ``multihost_utils.process_allgather``."""
+    """Arrays that every process can read: unchanged on one process; on several, arrays
+    split over the processes' devices are gathered with
+    ``multihost_utils.process_allgather`` (PRNG key arrays through their key data) and put
+    on this process's default device."""
 
     def leaf(x):
-        if isinstance(x, jax.Array) and not x.is_fully_addressable:
-            from jax.experimental import multihost_utils
+        if not isinstance(x, jax.Array) or x.is_fully_addressable:
+            return x
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return jax.random.wrap_key_data(leaf(jax.random.key_data(x)),
+                                            impl=jax.random.key_impl(x))
+        from jax.experimental import multihost_utils
 
-            return multihost_utils.process_allgather(x, tiled=True)
-        return x
+        return jnp.asarray(multihost_utils.process_allgather(x, tiled=True))
 
     return jax.tree_util.tree_map(leaf, tree)
+
+
+def local_mean(x: jax.Array, rows: int) -> float:
+    """The mean of the first ``rows`` entries of the 1-D array ``x`` that this process
+    holds (all of them on one process), without communication."""
+    if x.is_fully_addressable:
+        return float(jnp.mean(x[:rows]))
+    values = [np.asarray(shard.data)[:max(0, rows - shard.index[0].indices(x.shape[0])[0])]
+              for shard in x.addressable_shards]
+    values = np.concatenate(values)
+    return float(values.mean()) if values.size else float("nan")

@@ -219,7 +219,10 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
     advances once per environment and agent over the whole suite. Runs in float64 (it
     turns on ``jax_enable_x64``). An agent that cannot run on an environment (its
     ``check`` raises ``ValueError``) is left out of that environment's rows, with the
-    reason at the end of ``leaderboard.md``.
+    reason at the end of ``leaderboard.md``. Over several processes (``jax.distributed``,
+    every process calling it with the same arguments), the replications are split over
+    the devices of all of them and process 0 alone reads and writes the files (see
+    :func:`jaxmdp.runner.run_agents`).
 
     Args:
         out: the output folder (created).
@@ -233,7 +236,8 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
         quiet: print nothing but errors (no leaderboard).
 
     Returns:
-        The leaderboard's rows (see :func:`leaderboard_rows`).
+        The leaderboard's rows (see :func:`leaderboard_rows`); in processes other than
+        process 0, an empty list.
 
     Raises:
         ValueError: for an empty suite, an unknown suite, environment or agent name, or
@@ -249,27 +253,37 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
     size = size_of(size)
     names = _agents(agents)
     out = Path(out)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
+    # Over several processes (jax.distributed), process 0 alone writes files; the others
+    # simulate their share (jaxmdp.runner.run_agents) and print nothing.
+    writer = jax.process_index() == 0
+    quiet = quiet or not writer
+    if writer:
+        (out / "results").mkdir(parents=True, exist_ok=True)
+        (out / "figures").mkdir(parents=True, exist_ok=True)
     record_every = max(1, math.ceil(size.horizon / RECORDS))
     record = {"suite": suite if isinstance(suite, str) else list(suite),
               "environments": [_label(e, size) for e in suite_entries],
               "size": size._asdict(), "seed": int(seed), "record_every": record_every,
               "agents": names}
-    runner.write_atomic(out / "bench.json", lambda tmp: Path(tmp).write_text(
-        json.dumps(record, indent=2) + "\n"), ".json")
+    if writer:
+        runner.write_atomic(out / "bench.json", lambda tmp: Path(tmp).write_text(
+            json.dumps(record, indent=2) + "\n"), ".json")
     results, skipped = {}, []
-    with Progress(len(suite_entries) * len(names), "bench", enabled=progress) as bar:
+    with Progress(len(suite_entries) * len(names), "bench",
+                  enabled=progress and writer) as bar:
         for entry in suite_entries:
             label = _label(entry, size)
             mdp = (envs.batch(entry.name, seeds=range(size.instances)) if entry.ensemble
                    else envs.make(entry.name))
             path = out / "results" / f"{_stem(label)}.npz"
-            mdp_sha = runner.run_settings(mdp, [], horizon=size.horizon,
-                                          replications=size.replications)["mdp"]["sha256"]
-            measured = _hardness(mdp, out / "results" / f"{_stem(label)}.hardness.json",
-                                 mdp_sha)
-            bound = measured["lower_bound"] if entry.ensemble else measured["lower_bound"][0]
+            bound = measured = None
+            if writer:
+                mdp_sha = runner.run_settings(mdp, [], horizon=size.horizon,
+                                              replications=size.replications)["mdp"]["sha256"]
+                measured = _hardness(mdp, out / "results" / f"{_stem(label)}.hardness.json",
+                                     mdp_sha)
+                bound = (measured["lower_bound"] if entry.ensemble
+                         else measured["lower_bound"][0])
             data = None
             for name in names:
                 bar.update(0, info=f"{label}: {name}")
@@ -288,6 +302,8 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
                 bar.update(1)
             if data is not None:
                 results[label] = (data, measured)
+    if not writer:
+        return []
     rows = leaderboard_rows(results, names)
     _write(out, rows, results, names, size, skipped)
     if not quiet:

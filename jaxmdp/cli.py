@@ -32,6 +32,17 @@ no package, no installation and no metadata, so a script next to the results wor
 is, and the command line says which code runs; a package that wants its agents always
 available registers them on import.
 
+Both run as one job over several processes (hosts) with ``jax.distributed``: every
+process runs the same command with ``--distributed`` (the cluster found by
+``jax.distributed.initialize()``: SLURM, Open MPI, mpi4py, Kubernetes, or
+``JAX_COORDINATOR_ADDRESS``) or with ``--coordinator HOST:PORT --num-processes N
+--process-id I``. The replications are split over the devices of all processes; process
+0 alone reads and writes the output folder and draws the progress bars, and every process
+skips the agents process 0 finds saved. Processes started with different arguments stop
+with an error before any work. When a process dies the others stop with a non-zero exit:
+within ``--heartbeat-timeout`` seconds (default 60) of a killed process, within the 60 s
+shutdown timeout of one that stopped on an error; a rerun resumes from the saved agents.
+
 Compiled programs are kept in JAX's persistent compilation cache, so a second run of the
 same configuration loads them instead of compiling them again: in
 ``platformdirs.user_cache_dir("jaxmdp")`` (``~/.cache/jaxmdp`` on Linux), moved by
@@ -117,6 +128,47 @@ def _positive_int(name):
     return parse
 
 
+def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that make one run of several processes (``jax.distributed``)."""
+    from jaxmdp._distributed import HEARTBEAT_TIMEOUT
+
+    group = parser.add_argument_group(
+        "several processes (jax.distributed)",
+        "Every process runs the same command; replications are split over the devices of "
+        "all of them and process 0 alone writes files. A process that dies stops the "
+        "others after --heartbeat-timeout seconds.")
+    group.add_argument("--distributed", action="store_true",
+                       help="join a cluster found by jax.distributed.initialize() (SLURM, "
+                            "Open MPI, mpi4py, Kubernetes, or JAX_COORDINATOR_ADDRESS)")
+    group.add_argument("--coordinator", metavar="HOST:PORT", default=None,
+                       help="process 0's address and a free port (with --num-processes "
+                            "and --process-id)")
+    group.add_argument("--num-processes", type=_positive_int("--num-processes"),
+                       default=None, metavar="N")
+    group.add_argument("--process-id", type=int, default=None, metavar="I",
+                       help="this process's id, 0 to N - 1")
+    group.add_argument("--heartbeat-timeout", type=_positive_int("--heartbeat-timeout"),
+                       default=HEARTBEAT_TIMEOUT, metavar="SECONDS",
+                       help=f"seconds without a heartbeat after which a process counts "
+                            f"as lost and the others stop (default {HEARTBEAT_TIMEOUT})")
+
+
+def _join(args) -> None:
+    """Joins the cluster when the command line asks for it, then checks that every process
+    was started with the same arguments (before any work)."""
+    if not (args.distributed or args.coordinator is not None or args.num_processes is not None
+            or args.process_id is not None):
+        return
+    from jaxmdp import _distributed
+
+    _distributed.initialize(auto=args.distributed, coordinator=args.coordinator,
+                            num_processes=args.num_processes, process_id=args.process_id,
+                            heartbeat_timeout=args.heartbeat_timeout)
+    same = {key: str(value) if isinstance(value, Path) else value
+            for key, value in vars(args).items() if key not in ("process_id", "coordinator")}
+    _distributed.check_same("arguments", same)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxmdp", description=__doc__.splitlines()[0],
                                      epilog=_CACHE_HELP)
@@ -153,6 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-compile-cache", action="store_true",
                      help="compile every program afresh and write nothing to the "
                           "compilation cache (also: JAXMDP_NO_COMPILE_CACHE=1)")
+    _cluster_arguments(run)
 
     bench = sub.add_parser("bench", help="every agent on a suite of environments and "
                                          "ensembles: leaderboard and figures")
@@ -170,6 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--force", action="store_true", help="recompute saved results")
     bench.add_argument("--no-progress", action="store_true")
+    _cluster_arguments(bench)
 
     sub.add_parser("envs", help="list the environments (S, A, gain, lower bound, diameter, "
                                 "bias span, mixing time, smallest gap)")
@@ -220,9 +274,11 @@ def run(args) -> int:
         cache_module.disable_compilation_cache()
     cache_module.enable_compilation_cache()
     jax.config.update("jax_enable_x64", args.x64)
+    _join(args)
     import jaxmdp as jm
     from jaxmdp import plotting, runner
 
+    writer = jax.process_index() == 0
     mdp = _mdp(args)
     if args.out is None:
         from_file = args.env_label.startswith("file:")
@@ -232,6 +288,8 @@ def run(args) -> int:
     labels = [label for label, _ in agents]
     path = args.out / "results.npz"
     if args.plot_only:
+        if not writer:
+            return 0
         if not path.is_file():
             raise ValueError(f"--plot-only: no saved results at {path}")
     else:
@@ -242,8 +300,10 @@ def run(args) -> int:
         data = runner.run_agents(path, mdp, agents=agents, horizon=args.horizon,
                                  replications=args.replications, seed=args.seed,
                                  record_every=record_every, force=args.force,
-                                 progress=not args.no_progress,
+                                 progress=not args.no_progress and writer,
                                  lower_bound=float(bound.constant), env=args.env_label)
+        if not writer:  # process 0 writes the table and the figure
+            return 0
     settings, data = runner.load_results(path)
     csv_path, md_path = runner.write_tables(data, labels, args.out / "table")
     fig = plotting.comparison_figure(
@@ -324,24 +384,34 @@ def main(argv=None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     args = _parser().parse_args(argv)
     try:
-        if args.command == "run":
-            return run(args)
-        if args.command == "envs":
-            return envs()
-        if args.command == "bench":
-            from jaxmdp import bench as bench_module
-
-            bench_module.run_bench(args.out, agents=_resolve_agents(args.agents),
-                                   suite=args.suite,
-                                   size="full" if args.full else "default", seed=args.seed,
-                                   progress=not args.no_progress, force=args.force)
-            return 0
-        if args.command == "cache":
-            return cache(args)
-        return agents()
+        code = _command(args)
     except ValueError as error:
         print(f"jaxmdp: error: {error}", file=sys.stderr)
-        return 2
+        code = 2
+    if getattr(args, "command", None) in ("run", "bench"):
+        from jaxmdp import _distributed
+
+        _distributed.barrier("exit")  # over several processes: after process 0's files
+    return code
+
+
+def _command(args) -> int:
+    if args.command == "run":
+        return run(args)
+    if args.command == "envs":
+        return envs()
+    if args.command == "bench":
+        from jaxmdp import bench as bench_module
+
+        _join(args)
+        bench_module.run_bench(args.out, agents=_resolve_agents(args.agents),
+                               suite=args.suite, size="full" if args.full else "default",
+                               seed=args.seed, progress=not args.no_progress,
+                               force=args.force)
+        return 0
+    if args.command == "cache":
+        return cache(args)
+    return agents()
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxmdp import _distributed
 from jaxmdp._files import write_atomic
 from jaxmdp.agents import Agent, agent_options, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
@@ -484,6 +485,11 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
     setting. Result files without a settings file (written by jaxmdp before settings were
     named) are recomputed likewise.
 
+    Over several processes (``jax.distributed``; every process calls it with the same
+    arguments), process 0 alone reads and writes ``path``: its reading of the saved
+    results is sent to the others (through the coordination service), so every process
+    skips the same agents, and the folder need only be reachable from process 0.
+
     Args:
         path: the results file (``.npz``), or None to keep nothing on disk.
         mdp: the environment.
@@ -501,7 +507,8 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
         The saved arrays: ``times``, ``lower_bound``, ``settings_sha256`` (links them to
         the settings file), and per agent label ``pseudo_regret_<label>``,
         ``regret_<label>`` (float32 ``[replications, K]``) and ``seconds_<label>`` (wall
-        time, compile included).
+        time, compile included). In processes other than process 0: the arrays of the
+        agents simulated in this call only.
 
     Raises:
         ValueError: for repeated labels or an unknown agent name.
@@ -510,16 +517,20 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
     requested = run_settings(mdp, labelled, horizon=horizon, replications=replications,
                              seed=seed, record_every=record_every,
                              initial_counts=initial_counts, env=env)
-    settings, data = ({}, {}) if force else _resumable(path, requested)
+    writer = _distributed.is_writer()
+    settings, data = ({}, {}) if force or not writer else _resumable(path, requested)
     settings = dict(requested, agents=settings.get("agents", {}))
+    # Process 0's reading of the saved results decides for every process.
+    reused = set(_distributed.broadcast(sorted(settings["agents"])))
     data.pop("settings_sha256", None)
-    if "lower_bound" not in data:
+    if writer and "lower_bound" not in data:
         if lower_bound is None:
             lower_bound = float(regret_lower_bound(mdp).constant)
         data["lower_bound"] = np.asarray(lower_bound, dtype=np.float64)
     for label, agent in labelled:
-        if label in settings["agents"]:
-            print(f"{label}: reusing {path}", flush=True)
+        if label in reused:
+            if writer:
+                print(f"{label}: reusing {path}", flush=True)
             continue
         start = time.perf_counter()
         traj = simulate(mdp, agent, horizon, replications, seed, initial_counts,
@@ -530,9 +541,9 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
         data["times"] = np.asarray(traj.times)
         data[seconds] = np.asarray(time.perf_counter() - start)
         settings["agents"][label] = requested["agents"][label]
-        if path is not None:
+        if path is not None and writer:
             save_results(path, settings, data)
-    if path is not None:
+    if path is not None and writer:
         data = load_npz(path)
     return data
 

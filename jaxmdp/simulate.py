@@ -21,7 +21,9 @@ runs are cut into chunks of scan steps (one jitted call each) driven from a Pyth
 with a progress bar; only every ``record_every``-th cumulative value is kept, so memory
 stays bounded for any horizon. With ``devices``, replications are split over a
 :class:`~jax.sharding.Mesh` and run with ``jax.shard_map`` (:mod:`jaxmdp._sharding`);
-results do not depend on the number of devices.
+results do not depend on the number of devices. After ``jax.distributed.initialize()``
+the mesh holds the devices of every process: each process builds and runs the
+replications of its own devices, and the results are gathered to every process.
 """
 
 from __future__ import annotations
@@ -493,6 +495,12 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``jax.Device``. With more than one device, replications are split over a
             one-axis ``Mesh`` and run with ``jax.shard_map``; the per-replication keys
             are drawn first, so results are identical whatever the number of devices.
+            Over several processes every process must call :func:`simulate` with the
+            same arguments; each builds the replications its own devices hold, and
+            every process gets the whole :class:`Trajectories` (gathered with
+            ``multihost_utils.process_allgather``), equal bit for bit to a one-process
+            run's. The progress bar is drawn by process 0, with the mean over its own
+            replications.
         initial_reward_sums: optional ``[S, A]`` sums of the rewards of the initial
             transitions (the same for every instance of a batch); default
             ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
@@ -554,19 +562,23 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
                                  None if instances is None else i)
               for i, m in enumerate(instances or [mdp])]
     counts0 = starts[0][0]
-    mesh = sharding.replication_mesh(devices)
     gain, delta = _solve_instances(mdp, instances)
     initial_round = int(counts0.sum()) + 1
     rows = replications * (1 if instances is None else len(instances))
+    mesh, held = _layout(devices, rows)
+    # The rows this process builds: all of them in order, or those its devices hold of the
+    # padded axis, where padding row j repeats row j mod rows.
+    source = None if held is None else held % rows
     carry = _initial_carry(instances or [mdp], agent, seed, replications, counts0,
-                           [sums0 for _, sums0 in starts], initial_round)
+                           [sums0 for _, sums0 in starts], initial_round, source)
     instance = (None if instances is None else
-                jnp.repeat(jnp.arange(len(instances), dtype=jnp.int32), replications))
+                jnp.repeat(jnp.arange(len(instances), dtype=jnp.int32), replications)
+                if source is None else jnp.asarray(source // replications, jnp.int32))
     row_bytes = 0 if instances is None else sum(
         leaf.nbytes // len(instances) for leaf in jax.tree_util.tree_leaves((mdp, gain, delta)))
     (carry, instance), (mdp, gain, delta, t0), mesh, block = _place(
         (carry, instance), (mdp, gain, delta, jnp.asarray(initial_round, jnp.int32)), mesh,
-        devices, rows, row_bytes)
+        devices, held, row_bytes)
     options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block,
                    initial_round=initial_round)
     carry, pseudo, regret, paths = _run_chunks(
@@ -681,35 +693,62 @@ def _validate_instance(mdp: MDP, agent: Agent, horizon: int, initial_counts,
 
 
 def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, counts0,
-                   sums0: list, initial_round: int) -> _Carry:
+                   sums0: list, initial_round: int, source=None) -> _Carry:
     """Every replication's keys, initial statistics and initialised agent state, for each
     MDP of ``mdps`` in turn (its initial reward sums in ``sums0``): the replications of
     every MDP get the keys ``jax.random.split(key, replications)``, as for that MDP
-    alone."""
+    alone. With ``source`` (int ``[rows]``, indices into the ``len(mdps) * replications``
+    runs, MDP after MDP), only those runs, in that order (row ``j`` is replication
+    ``source[j] % replications`` of MDP ``source[j] // replications``)."""
     dtype = jnp.asarray(mdps[0].P).dtype
     with _prng_layout():
         init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
-        if len(mdps) == 1:
-            agent_state = _init_agents(init_keys, mdps[0], agent=agent,
-                                       initial_round=initial_round)
+        if source is None:
+            if len(mdps) == 1:
+                agent_state = _init_agents(init_keys, mdps[0], agent=agent,
+                                           initial_round=initial_round)
+            else:
+                stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
+                agent_state = jax.tree_util.tree_map(
+                    lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
+                    _init_batch(init_keys, stacked, agent=agent,
+                                initial_round=initial_round))
         else:
-            stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
-            agent_state = jax.tree_util.tree_map(
-                lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
-                _init_batch(init_keys, stacked, agent=agent, initial_round=initial_round))
-    rows = replications * len(mdps)
+            which, replication = np.divmod(np.asarray(source), replications)
+            if len(mdps) == 1:
+                agent_state = _init_agents(init_keys[replication], mdps[0], agent=agent,
+                                           initial_round=initial_round)
+            else:
+                # The batch's program over the MDPs these rows need (every key of each).
+                needed, position = np.unique(which, return_inverse=True)
+                stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves),
+                                                 *[mdps[m] for m in needed])
+                agent_state = jax.tree_util.tree_map(
+                    lambda leaf: leaf[position, replication],
+                    _init_batch(init_keys, stacked, agent=agent,
+                                initial_round=initial_round))
+    if source is None:
+        rows = replications * len(mdps)
 
-    def tiled(keys):
-        return jnp.tile(keys, (len(mdps),) + (1,) * (keys.ndim - 1))
+        def tiled(keys):
+            return jnp.tile(keys, (len(mdps),) + (1,) * (keys.ndim - 1))
+
+        round_keys = round_keys if len(mdps) == 1 else tiled(round_keys)
+        bits_keys = bits_keys if len(mdps) == 1 else tiled(bits_keys)
+        reward_sums = jnp.concatenate([
+            jnp.broadcast_to(jnp.asarray(sums), (replications,) + sums.shape)
+            for sums in sums0])
+    else:
+        rows = len(source)
+        round_keys, bits_keys = round_keys[replication], bits_keys[replication]
+        reward_sums = jnp.stack([jnp.asarray(sums) for sums in sums0])[which]
 
     carry = _Carry(
-        key=round_keys if len(mdps) == 1 else tiled(round_keys),
-        bits_key=bits_keys if len(mdps) == 1 else tiled(bits_keys),
+        key=round_keys,
+        bits_key=bits_keys,
         state=jnp.zeros((rows,), dtype=jnp.int32),
         counts=jnp.broadcast_to(jnp.asarray(counts0), (rows,) + counts0.shape),
-        reward_sums=jnp.concatenate([
-            jnp.broadcast_to(jnp.asarray(sums), (replications,) + sums.shape)
-            for sums in sums0]),
+        reward_sums=reward_sums,
         agent_state=agent_state,
         pseudo_regret=jnp.zeros((rows,), dtype=dtype),
         regret=jnp.zeros((rows,), dtype=dtype),
@@ -717,21 +756,28 @@ def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, count
     return jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
 
 
-def _place(batched, shared, mesh, devices, replications: int, row_bytes: int = 0):
+def _layout(devices, rows: int):
+    """``(mesh, held)``: the mesh the ``rows`` runs are split over and the rows of the
+    padded replication axis this process's devices hold (:func:`jaxmdp._sharding.local_rows`),
+    or ``(None, None)`` for one device of one process."""
+    mesh = sharding.replication_mesh(devices)
+    if mesh.size == 1 and jax.process_count() == 1:
+        return None, None
+    return mesh, sharding.local_rows(mesh, sharding.padded_size(rows, mesh))
+
+
+def _place(batched, shared, mesh, devices, held, row_bytes: int = 0):
     """Puts the ``batched`` arrays (leading replication axis: the carry, and each
-    replication's MDP index in a batch) and the ``shared`` arrays where they run: sharded
-    over ``mesh`` (padded to a multiple of its size; the padding's results are dropped),
-    or on the one device. Returns ``(batched, shared, mesh or None, block)`` with
-    ``block`` the replications per vmapped call (``None``: all of them at once)."""
-    if mesh.size > 1 or jax.process_count() > 1:
-        padded = sharding.padded_size(replications, mesh)
-        batched = sharding.shard(sharding.pad_replications(batched, replications, padded),
-                                  mesh)
+    replication's MDP index in a batch) and the ``shared`` arrays where they run: split
+    over ``mesh`` (``batched`` holds this process's rows ``held`` of the padded axis,
+    whose padding's results are dropped), or on the one device (``mesh`` is ``None``).
+    Returns ``(batched, shared, mesh or None, block)`` with ``block`` the replications
+    per vmapped call (``None``: all of them at once)."""
+    if mesh is not None:
+        batched = sharding.shard(batched, mesh, held)
         shared = sharding.replicate(shared, mesh)
-    else:
-        mesh = None
-        if devices is not None:
-            batched, shared = jax.device_put((batched, shared), list(devices)[0])
+    elif devices is not None:
+        batched, shared = jax.device_put((batched, shared), list(devices)[0])
     carry = batched[0]
     local = -(-carry.state.shape[0] // (mesh.size if mesh is not None else 1))
     platform = (mesh.devices.flat[0] if mesh is not None
@@ -752,6 +798,7 @@ def _run_chunks(batched, shared, horizon: int, replications: int, record_every: 
     records_per_chunk = _records_per_chunk(total_records, max(1, chunk_size // record_every))
     pseudo, regret, paths = [], [], []
     name = options["agent"].name
+    progress = progress and jax.process_index() == 0  # one bar, drawn by process 0
     with Progress(horizon, f"simulate {name}", enabled=progress) as bar, _prng_layout():
         done = 0
         while done < total_records:
@@ -764,7 +811,8 @@ def _run_chunks(batched, shared, horizon: int, replications: int, record_every: 
             paths.append(path)
             done += n
             if progress:
-                mean = float(jnp.mean(carry.pseudo_regret[:replications]))
+                # Of this process's replications: no communication between processes.
+                mean = sharding.local_mean(carry.pseudo_regret, replications)
                 bar.update(n * record_every, info=f"mean pseudo-regret {mean:.2f}")
         remainder = horizon - total_records * record_every
         if remainder:
@@ -780,7 +828,8 @@ def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_ev
               record_path: bool, total_records: int, dtype) -> Trajectories:
     """Gathers the chunks' records into :class:`Trajectories`, dropping any padding."""
     empty = jnp.zeros((replications, 0), dtype=dtype)
-    pseudo, regret, paths, carry = sharding.gather((pseudo, regret, paths, carry))
+    pseudo, regret, paths, carry = sharding.gather(
+        (pseudo, regret, paths, carry._replace(key=None, bits_key=None)))
     states = actions = None
     if record_path:
         # Each chunk's path is [replications, records, record_every] (or [replications,
