@@ -3,10 +3,9 @@
 Each test starts 2 local Python processes (CPU, one device each, gloo collectives, a free
 port on 127.0.0.1) that join through ``jaxmdp._distributed.initialize``:
 
-* ``jaxmdp.simulate``: the specs "tsde" (TSDE on RiverSwim-6, 6 replications: 3 and 3)
-  and "ps_learner_garnet" (7 replications: 4 and 3, padded to 8) of tests/shared_runs.py and
-  the batch of 3 GARNET MDPs x 3 replications of tests/test_sharding.py (9 runs, padded to
-  10) equal, in both processes, the one-process runs of this process bit for bit;
+* ``jaxmdp.simulate``: the spec "ps_learner_garnet" (7 replications: 4 and 3, padded to 8)
+  of tests/shared_runs.py and the batch of 3 GARNET MDPs x 3 replications of
+  tests/test_sharding.py (9 runs, padded to 10) equal, in both processes, the one-process runs of this process bit for bit;
 * ``jaxmdp run``: the results (MDP-PS and MDP-UCB on RiverSwim-6, T = 50, 3 replications)
   equal the one-process results bit for bit, and only process 0 writes files; processes
   started with different arguments fail before any work;
@@ -110,7 +109,7 @@ _SIMULATE_SCRIPT = textwrap.dedent("""
 
     assert (jax.process_count(), len(jax.devices()), len(jax.local_devices())) == (2, 2, 1)
     out = {}
-    for name in ("tsde", "ps_learner_garnet"):
+    for name in ("ps_learner_garnet",):
         traj = run_spec(SHARED_RUNS[name])
         for field, value in traj._asdict().items():
             if field != "agent_state" and value is not None:
@@ -135,7 +134,7 @@ def test_simulate_over_two_processes_equals_one_process(tmp_path):
                         progress=False, chunk_size=40)
     for process in (0, 1):  # every process holds every replication's results
         two = dict(np.load(f"{stem}.{process}.npz"))
-        for name in ("tsde", "ps_learner_garnet"):
+        for name in ("ps_learner_garnet",):
             one = shared_run(name)
             assert SHARED_RUNS[name][3]["replications"] == one.counts.shape[0]
             for field, value in one._asdict().items():
