@@ -204,9 +204,11 @@ class UCRLConfig(NamedTuple):
     @property
     def planner(self) -> Planner:
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
-        with ``warm_start``, from the previous episode's values)."""
+        with ``warm_start``, from the previous episode's values), with the cycle
+        detection of :func:`jaxmdp.evi` where ``sets`` has a ``cycle_memory``."""
         return evi_planner(self.sets.ball, max_steps=self.max_evi_steps,
-                           warm_start=self.warm_start)
+                           warm_start=self.warm_start,
+                           cycle_memory=getattr(self.sets, "cycle_memory", 0))
 
 
 class UCRLState(NamedTuple):
@@ -385,6 +387,11 @@ class UCRL3Sets:
     lazy: bool = False
     key_sums: bool = False
     bisection_tol: float | None = None
+    #: EVI's cycle detection (:func:`jaxmdp.evi`): the near-optimistic support, recomputed
+    #: at every sweep, can alternate between two sets and keep EVI from converging; the
+    #: iterates then repeat bit for bit (periods 2 to 8 on grid-4-room), and the sweeps
+    #: up to ``max_evi_steps`` are skipped with the same result.
+    cycle_memory: ClassVar[int] = 16
 
     @property
     def ball(self):
