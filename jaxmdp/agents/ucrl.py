@@ -742,7 +742,17 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
     extended value iteration over the near-optimistic sets
     (:func:`jaxmdp.agents.ucrl3_support.near_optimistic_support`, recomputed at every sweep; the
     inner maximum is the box maximiser on that support, ``max_proba``, lines 264-290),
-    stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325).
+    stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325; the published
+    loop stops on ``itera > max_iter`` with ``itera`` from 0, i.e. after 1002 sweeps:
+    ``max_evi_steps=1002`` reproduces it).
+
+    The support, recomputed from every sweep's values, can alternate between sets (on
+    grid-4-room at some episode starts, with the default support and with the published
+    one alike, lines 300-305 recomputing it at every sweep too), and EVI then runs to
+    its cap; the published code does the same and prints "No convergence" (line 324).
+    The iterates then repeat bit for bit with a short period, which EVI detects
+    (``cycle_memory`` of :func:`jaxmdp.evi`, 16 iterates): it returns the result of
+    the full ``max_evi_steps`` sweeps, ``num_steps`` included, without running them.
 
     * ``lazy=False`` (``UCRL3``): the support grows while the outside value exceeds
       ``min(kappa, inside value)``, ``kappa = 10 span(u) / N_max^(2/3) |empirical
