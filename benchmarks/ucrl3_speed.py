@@ -8,7 +8,8 @@ jm.get_agent("ucrl3", **options), horizon, replications)`` as a user calls it:
   program already compiled), each ended by ``block_until_ready``; ``us_per_step`` is that
   median over ``horizon * replications``;
 * ``sweeps_per_start``: EVI sweeps per episode start (``evi_steps / episodes`` of the
-  agent's final state, over all replications and timed calls), and ``capped``: the
+  agent's final state, over all replications and timed calls; the sweeps that EVI's
+  cycle detection skips count, as ``num_steps`` counts them), and ``capped``: the
   episode starts whose EVI stopped at ``max_evi_steps``;
 * ``final_regret``: each replication's final pseudo-regret of every timed call, so that
   two versions can be checked for identical trajectories.

@@ -175,7 +175,7 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
     (``jnp.nonzero(pred, size=batch)``) and a ``lax.while_loop`` runs ``ceil(m / chunk)``
     passes, each gathering the operands of the next ``chunk`` of them, running
     ``true_fn`` vmapped on those rows and scattering the results over ``false_fn``'s (the
-    last pass pads with a copy of the last row, whose result is dropped). The compiled
+    last pass pads with copies of its first row, whose results are dropped). The compiled
     program holds one copy of ``true_fn`` (of batch ``chunk``), and a planning round costs
     ``ceil(m / chunk)`` passes: suited to a ``true_fn`` whose cost grows with its batch
     (e.g. one that draws random numbers for every row), where :func:`cond_compact`'s
@@ -199,7 +199,9 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
 
             def body(i, out):
                 idx = lax.dynamic_slice_in_dim(rows, i * size, size)
-                safe = jnp.minimum(idx, axis_size - 1)
+                # Padding copies the pass's first row: its cost is that of a real row
+                # (another replication's row could run longer, e.g. to an iteration cap).
+                safe = jnp.where(idx < axis_size, idx, idx[0])
                 planned = jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
                                    axis_size=size)(_rows(operands, flags, safe))
                 return jax.tree_util.tree_map(

@@ -204,9 +204,11 @@ class UCRLConfig(NamedTuple):
     @property
     def planner(self) -> Planner:
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
-        with ``warm_start``, from the previous episode's values)."""
+        with ``warm_start``, from the previous episode's values), with the cycle
+        detection of :func:`jaxmdp.evi` where ``sets`` has a ``cycle_memory``."""
         return evi_planner(self.sets.ball, max_steps=self.max_evi_steps,
-                           warm_start=self.warm_start)
+                           warm_start=self.warm_start,
+                           cycle_memory=getattr(self.sets, "cycle_memory", 0))
 
 
 class UCRLState(NamedTuple):
@@ -385,6 +387,11 @@ class UCRL3Sets:
     lazy: bool = False
     key_sums: bool = False
     bisection_tol: float | None = None
+    #: EVI's cycle detection (:func:`jaxmdp.evi`): the near-optimistic support, recomputed
+    #: at every sweep, can alternate between two sets and keep EVI from converging; the
+    #: iterates then repeat bit for bit (periods 2 to 8 on grid-4-room), and the sweeps
+    #: up to ``max_evi_steps`` are skipped with the same result.
+    cycle_memory: ClassVar[int] = 16
 
     @property
     def ball(self):
@@ -735,7 +742,17 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
     extended value iteration over the near-optimistic sets
     (:func:`jaxmdp.agents.ucrl3_support.near_optimistic_support`, recomputed at every sweep; the
     inner maximum is the box maximiser on that support, ``max_proba``, lines 264-290),
-    stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325).
+    stopped at span ``< 1/t_k`` and at most 1000 sweeps (lines 318-325; the published
+    loop stops on ``itera > max_iter`` with ``itera`` from 0, i.e. after 1002 sweeps:
+    ``max_evi_steps=1002`` reproduces it).
+
+    The support, recomputed from every sweep's values, can alternate between sets (on
+    grid-4-room at some episode starts, with the default support and with the published
+    one alike, lines 300-305 recomputing it at every sweep too), and EVI then runs to
+    its cap; the published code does the same and prints "No convergence" (line 324).
+    The iterates then repeat bit for bit with a short period, which EVI detects
+    (``cycle_memory`` of :func:`jaxmdp.evi`, 16 iterates): it returns the result of
+    the full ``max_evi_steps`` sweeps, ``num_steps`` included, without running them.
 
     * ``lazy=False`` (``UCRL3``): the support grows while the outside value exceeds
       ``min(kappa, inside value)``, ``kappa = 10 span(u) / N_max^(2/3) |empirical

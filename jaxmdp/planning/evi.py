@@ -290,10 +290,17 @@ class _Carry(NamedTuple):
     span: jax.Array
     step: jax.Array
     converged: jax.Array
+    history: jax.Array  # the iterates before `previous`, most recent first ([0, S] if unused)
 
 
-@partial(jax.jit, static_argnames=("ball",))
-def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
+def _bits(x: jax.Array) -> jax.Array:
+    """The bit patterns of a float array (exact comparison, ``-0.0 != 0.0``)."""
+    return lax.bitcast_convert_type(x, jnp.dtype(f"int{8 * x.dtype.itemsize}"))
+
+
+@partial(jax.jit, static_argnames=("ball", "cycle_memory"))
+def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball,
+              cycle_memory: int = 0):
     maximisation = _maximisation(ball)
     inner, q_in_loop = maximisation.solve, maximisation.q_in_loop
     data = maximisation.layout(p_hat)
@@ -313,15 +320,33 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
         diff = u_next - carry.u
         high, low = jnp.max(diff), jnp.min(diff)
         span = high - low
+        u_next = u_next - jnp.min(u_next)
+        step = carry.step + 1
+        history = carry.history
+        if cycle_memory:
+            # recent[i] is the iterate i + 1 sweeps before u_next. A sweep reads only its
+            # starting iterate, so u_next == recent[i] bit for bit repeats the sweeps of
+            # the last period p = i + 1 for ever: every carry p * m sweeps later equals
+            # this one, and if this sweep did not converge, none of those does (their
+            # spans are those of the period, which the loop ran through). The step
+            # counter then jumps by the whole periods that fit before max_steps.
+            recent = jnp.concatenate([carry.u[None], history[:-1]])
+            repeats = jnp.all(_bits(recent) == _bits(u_next), axis=-1)
+            period = jnp.argmax(repeats) + 1
+            cycling = jnp.any(repeats) & ~(span < epsilon)
+            skip = jnp.where(cycling, period * ((max_steps - step) // period), 0)
+            step = step + skip.astype(step.dtype)
+            history = recent
         return _Carry(
-            u=u_next - jnp.min(u_next),
+            u=u_next,
             previous=carry.u,
             policy=policy,
             q=q if q_in_loop else carry.q,
             gain_estimate=(high + low) / 2,
             span=span,
-            step=carry.step + 1,
+            step=step,
             converged=span < epsilon,
+            history=history,
         )
 
     dtype = p_hat.dtype
@@ -334,6 +359,9 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball):
         span=jnp.full((), jnp.inf, dtype),
         step=jnp.zeros((), jnp.int32),
         converged=jnp.zeros((), bool),
+        # Empty slots hold +inf everywhere, which no shifted iterate is (its minimum
+        # entry is 0, or NaN where the iterate is infinite).
+        history=jnp.full((cycle_memory,) + u0.shape, jnp.inf, dtype),
     )
     final = lax.while_loop(cond, body, init)
     q_opt = final.q if q_in_loop else inner(data, final.previous, radius, True)[1]
@@ -416,6 +444,7 @@ def evi(
     epsilon: ArrayLike,
     max_steps: int = DEFAULT_MAX_STEPS,
     u0: ArrayLike | None = None,
+    cycle_memory: int = 0,
 ) -> Solution:
     r"""Extended value iteration over a product of L1 or KL balls (UCRL2, KL-UCRL).
 
@@ -445,6 +474,14 @@ def evi(
     and for ``"l1"`` with positive radii, UCRL2's Theorem 7 argument); otherwise the
     iteration stops at ``max_steps`` with status ``MAX_STEPS``.
 
+    Where it does not converge, the iterates in floating point often enter a cycle (UCRL3's
+    near-optimistic support, recomputed at every sweep, can alternate between two sets).
+    With ``cycle_memory = H > 0`` each shifted iterate is compared bit for bit with the
+    ``H`` before it; a repeat at distance ``p`` means every later sweep repeats the last
+    ``p``, so the step counter jumps by the whole periods that fit before ``max_steps``
+    and the loop runs only the remaining ``< p`` sweeps. The result (``num_steps``
+    included) is that of the full iteration, bit for bit, in fewer sweeps.
+
     Written for one MDP and a ``lax.while_loop`` with a step counter; it works under
     ``jit`` and ``vmap`` (a batch runs until all of its members stop; the stopped ones
     keep their result). Not differentiable (the loop is not differentiated and no custom
@@ -470,6 +507,8 @@ def evi(
             :math:`1/\sqrt{t_k}`). A traced ``epsilon <= 0`` runs to ``max_steps``.
         max_steps: the largest number of sweeps, a positive Python int.
         u0: the starting values :math:`u_0`, shape ``[S]`` (a warm start); default zeros.
+        cycle_memory: how many earlier iterates a new one is compared with to detect a
+            cycle (above); ``0`` (default) compares none. A non-negative Python int.
 
     Returns:
         A :class:`~jaxmdp.planning.Solution` ``(gain, bias, policy, num_steps, status,
@@ -496,6 +535,10 @@ def evi(
         Puterman, "Markov Decision Processes", 1994, Theorem 8.5.5.
     """
     _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps)
+    if (not isinstance(cycle_memory, int) or isinstance(cycle_memory, bool)
+            or cycle_memory < 0):
+        raise ValueError(f"cycle_memory must be a non-negative Python int, got "
+                         f"{cycle_memory!r}")
     dtype = jnp.result_type(p_hat, r_tilde, *([] if u0 is None else [u0]),
                             *([] if _maximisation(ball).bounds is not None else [radius]))
     if not jnp.issubdtype(dtype, jnp.floating):
@@ -514,12 +557,13 @@ def evi(
         jnp.asarray(epsilon, dtype),
         jnp.asarray(max_steps, jnp.int32),
         ball=ball,
+        cycle_memory=cycle_memory,
     )
 
 
 @functools.cache
 def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
-                warm_start: bool = False) -> Planner:
+                warm_start: bool = False, cycle_memory: int = 0) -> Planner:
     """Extended value iteration behind :class:`~jaxmdp.planning.Planner`.
 
     ``update(state, change)`` runs :func:`evi` on the :class:`ConfidenceSet`
@@ -531,6 +575,7 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
             (static).
         max_steps: maximum number of sweeps per update, a positive int.
         warm_start: start each update from the previous ``u``.
+        cycle_memory: :func:`evi`'s cycle detection (``0``: none).
 
     Returns:
         A :class:`~jaxmdp.planning.Planner`; calls with equal arguments return the same
@@ -562,7 +607,7 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
         model = change.model
         solution = evi(model.p_hat, model.rewards, model.radius, model.mask, ball=ball,
                        epsilon=model.epsilon, max_steps=max_steps,
-                       u0=state if warm_start else None)
+                       u0=state if warm_start else None, cycle_memory=cycle_memory)
         return solution, solution.bias
 
     return Planner(init, update)

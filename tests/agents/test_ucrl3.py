@@ -9,6 +9,7 @@ import pytest
 from published_runs import assert_same_mean, jax_final_regrets, nb, numpy_final_regrets
 
 import jaxmdp as jm
+from jaxmdp.agents import confidence
 from jaxmdp.agents.confidence import (
     ucrl3_peeling,
     ucrl3_reward_upper,
@@ -65,6 +66,26 @@ def test_transition_bounds_are_the_ends_of_the_published_conditions(n, k):
     ref_lo = nb.ucrl3_q_lower(p, n, DELTA_SA, bisection=True)
     assert lo_b == (max(0.5 ** (1 / n), ref_lo) if p == 1 else ref_lo)
     assert up - 1e-4 <= up_b <= up and lo <= lo_b <= lo + 1e-4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bisection_stopped_early_is_all_64_steps(dtype):
+    # The bisection of the exact bounds stops once a step changes no bracket; a NumPy
+    # loop of all 64 steps on a condition it evaluates exactly (x <= c) gives the same
+    # brackets bit for bit, with the lower and upper ends and zero-width brackets.
+    rng = np.random.default_rng(3)
+    c = np.concatenate([rng.uniform(0, 1, 40), [0.0, 1.0, 1e-30, 0.5]]).astype(dtype)
+    inside = (c * rng.uniform(0, 1, c.shape)).astype(dtype)
+    inside[-1] = c[-1]
+    outside = np.ones_like(c)
+    a, b = inside.copy(), outside.copy()
+    for _ in range(64):
+        mid = dtype(0.5) * (a + b)
+        ok = mid <= c
+        a, b = np.where(ok, mid, a), np.where(ok, b, mid)
+    got = confidence._bisect(lambda x: x <= c, inside, outside, 64)
+    np.testing.assert_array_equal(np.asarray(got[0]), a)
+    np.testing.assert_array_equal(np.asarray(got[1]), b)
 
 
 def test_untried_pairs_get_the_whole_interval():

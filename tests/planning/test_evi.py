@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 import jaxmdp as jm
-from jaxmdp.planning.evi import INNER_MAXIMISATIONS
+from jaxmdp.planning.evi import INNER_MAXIMISATIONS, BoxBounds
 
 # ---------------------------------------------------------------------------------------
 # Problems and references.
@@ -373,9 +373,37 @@ def test_max_steps_status():
     assert float(res.span) >= 1e-12
 
 
+@pytest.mark.parametrize("max_steps", [7, 8])
+@pytest.mark.parametrize("u0", [(0.0, 0.0, 0.0), (0.0, 0.5, 0.25)])
+def test_cycle_memory_skips_a_cycle_with_the_full_result(max_steps, u0):
+    # A deterministic 3-cycle 0 -> 1 -> 2 -> 0 (lower = upper: the box holds one law) with
+    # rewards (1, 0, 0) is periodic: the iterates cycle with period 3 and never converge.
+    P = np.zeros((3, 1, 3))
+    P[[0, 1, 2], 0, [1, 2, 0]] = 1.0
+    R = np.array([[1.0], [0.0], [0.0]])
+    bounds = BoxBounds(P, P)
+    # The full iteration in NumPy (the same shifts as evi's loop).
+    u, previous = np.asarray(u0), None
+    for _ in range(max_steps):
+        nxt = R[:, 0] + P[:, 0] @ u
+        diff = nxt - u
+        previous, u = u, nxt - nxt.min()
+    runs = [jm.evi(P, R, bounds, ball="box", epsilon=1e-3, max_steps=max_steps,
+                   u0=np.asarray(u0),
+                   cycle_memory=memory) for memory in (0, 4)]
+    for res in runs:
+        assert int(res.status) == jm.Status.MAX_STEPS and int(res.num_steps) == max_steps
+        np.testing.assert_array_equal(res.bias, previous)
+        assert float(res.span) == diff.max() - diff.min()
+    for a, b in zip(jax.tree.leaves(runs[0]), jax.tree.leaves(runs[1])):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
+        ({"cycle_memory": -1}, "cycle_memory"),
+        ({"cycle_memory": 2.0}, "cycle_memory"),
         ({"ball": "linf"}, "ball"),
         ({"epsilon": 0.0}, "epsilon"),
         ({"epsilon": -1e-3}, "epsilon"),
