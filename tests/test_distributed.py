@@ -5,7 +5,8 @@ port on 127.0.0.1) that join through ``jaxmdp._distributed.initialize``:
 
 * ``jaxmdp.simulate``: the spec "ps_learner_garnet" (7 replications: 4 and 3, padded to 8)
   of tests/shared_runs.py and the batch of 3 GARNET MDPs x 3 replications of
-  tests/test_sharding.py (9 runs, padded to 10) equal, in both processes, the one-process runs of this process bit for bit;
+  tests/test_sharding.py (9 runs, padded to 10) equal, in both processes, the one-process
+  runs of this process bit for bit;
 * ``jaxmdp run``: the results (MDP-PS and MDP-UCB on RiverSwim-6, T = 50, 3 replications)
   equal the one-process results bit for bit, and only process 0 writes files; processes
   started with different arguments fail before any work;
