@@ -1,7 +1,7 @@
 """Average cumulative regret on a 100-state GARNET MDP, four agents, with the lower bound.
 
 The paper's regret figure stops at its 3-state example; this one runs MDP-UCB, MDP-DMED,
-OLP and MDP-PS on ``jaxmdp.examples.garnet(key(seed), 100, 4, 5)`` (100 states, 4
+OLP and MDP-PS on ``jaxmdp.envs.garnet(key(seed), 100, 4, 5)`` (100 states, 4
 actions, 5 next states per row) from zero counts, and draws the mean cumulative
 pseudo-regret with a 95% confidence band beside the Burnetas–Katehakis asymptotic lower
 bound ``C ln t`` of that MDP (``jaxmdp.regret_lower_bound(mdp).constant``). With 400

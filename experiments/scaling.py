@@ -1,6 +1,6 @@
 """Scaling of ``jaxmdp.simulate``: time per replication-step versus |S| and replications.
 
-Three measurements, each on GARNET MDPs (``jaxmdp.examples.garnet(key, S, 4, 5)``: 4
+Three measurements, each on GARNET MDPs (``jaxmdp.envs.garnet(key, S, 4, 5)``: 4
 actions, 5 next states per row; all 3 at S = 3), in the default float32, starting from
 ``--initial-visits`` (default 5) transitions per state-action pair drawn from the true
 MDP, so that the timed rounds are past the first-visit phase, in which nearly every round

@@ -131,16 +131,11 @@ def _api_entries() -> tuple[set[str], set[int]]:
     return paths, ids
 
 
-# Deprecated modules still listed in ``__all__`` for one release (served by the package's
-# ``__getattr__``); they are not documented. Deprecated aliases of documented objects
-# (``jm.PlanningSolution`` is ``jm.Solution``) are covered by the object's entry.
-DEPRECATED = {"jaxmdp.examples"}
-
-
 def _public(module) -> list[tuple[str, object]]:
-    """``module.__all__`` less the deprecated names."""
+    """``module.__all__`` (deprecated names, served by ``jaxmdp.__getattr__`` from its
+    table, are not in it)."""
     names = [f"{module.__name__}.{name}" for name in getattr(module, "__all__", [])]
-    return [(path, _resolve(path)) for path in names if path not in DEPRECATED]
+    return [(path, _resolve(path)) for path in names]
 
 
 def _agent_factories() -> list[tuple[str, object]]:

@@ -51,9 +51,9 @@ def run(mdp, name, horizon, reps, seed, counts0=None):
     return np.asarray(xs, np.int16), np.asarray(acts, np.int8), np.asarray(traj.pseudo_regret)
 
 out = {}
-paper = jm.examples.paper_mdp()
-garnet = jm.examples.garnet(jax.random.key(3), 12, 3, 4)
-rigged = jm.examples.rigged_counts()
+paper = jm.envs.paper_mdp()
+garnet = jm.envs.garnet(jax.random.key(3), 12, 3, 4)
+rigged = jm.envs.rigged_counts()
 out["garnet_P"], out["garnet_R"] = np.asarray(garnet.P), np.asarray(garnet.R)
 for name in ("ucb", "olp"):
     for tag, mdp, c0 in (("paper", paper, None), ("rigged", paper, rigged), ("garnet", garnet, None)):
