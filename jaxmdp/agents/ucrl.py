@@ -128,6 +128,7 @@ from jaxmdp.planning.evi import BoxBounds
 
 __all__ = [
     "TIES",
+    "EVISets",
     "KLUCRLSets",
     "UCRL2BSets",
     "UCRL2Sets",
@@ -205,8 +206,7 @@ class UCRLConfig(NamedTuple):
     def planner(self) -> Planner:
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
         with ``warm_start``, from the previous episode's values)."""
-        return evi_planner(self.sets.ball, max_steps=self.max_evi_steps,
-                           warm_start=self.warm_start)
+        return self.sets.planner(max_steps=self.max_evi_steps, warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
@@ -229,6 +229,10 @@ class UCRLState(NamedTuple):
         last_pair: the pair played at the previous round, int32 ``[2]``.
         last_sum: the reward sum of ``last_pair`` before that round, scalar.
         values: the last EVI values (the next warm start with ``warm_start``), ``[S]``.
+        mix_action: the other action of a mixing policy (``sets.stochastic``), int32
+            ``[S]``.
+        mix_weight: the probability of playing ``mix_action`` instead of ``policy``,
+            ``[S]`` (zeros for a deterministic policy).
     """
 
     policy: jax.Array
@@ -243,6 +247,8 @@ class UCRLState(NamedTuple):
     last_pair: jax.Array
     last_sum: jax.Array
     values: jax.Array
+    mix_action: jax.Array
+    mix_weight: jax.Array
 
     @property
     def unconverged(self) -> jax.Array:
@@ -267,6 +273,29 @@ def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
     return C_P, C_R
 
 
+class EVISets:
+    """What every ``sets`` value of the family shares unless it says otherwise: planning
+    by extended value iteration over its ``ball`` and a deterministic episode policy.
+
+    A variant that plans otherwise (SCAL's span-truncated operator,
+    :mod:`jaxmdp.agents.scal`) brings its own ``planner``; one whose policy mixes two
+    actions per state sets ``stochastic`` and brings ``mixture``.
+    """
+
+    #: Whether the episode's policy mixes two actions (``mixture``); such a variant also
+    #: ends an episode on the pair just played (see :mod:`jaxmdp.agents.scal`).
+    stochastic: ClassVar[bool] = False
+
+    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
+        """Extended value iteration over ``ball`` (:func:`jaxmdp.planning.evi_planner`)."""
+        return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start)
+
+    def mixture(self, model: ConfidenceSet, solution):
+        """``(other_action [S], weight [S])``: with probability ``weight[s]`` the policy
+        plays ``other_action[s]`` instead of ``solution.policy[s]``; None: never."""
+        del model, solution
+
+
 def _uniform_centre(counts, num_states: int, dtype):
     """``(tried, n, p_hat)``: ``n = max(1, N_k)`` and ``p_hat`` uniform on untried pairs."""
     visits = jnp.sum(counts, axis=-1)
@@ -278,7 +307,7 @@ def _uniform_centre(counts, num_states: int, dtype):
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL2Sets:
+class UCRL2Sets(EVISets):
     """UCRL2's sets (Jaksch, Ortner & Auer 2010, Figure 1): the L1 ball of radius
     ``sqrt(14 S ln(2 A t_k / delta) / n)`` around ``p_hat`` (uniform on untried pairs)
     and the reward ``min(1, r_hat + sqrt(7 ln(2 S A t_k / delta) / (2 n)))``."""
@@ -297,7 +326,7 @@ class UCRL2Sets:
 
 
 @dataclasses.dataclass(frozen=True)
-class KLUCRLSets:
+class KLUCRLSets(EVISets):
     """KL-UCRL's sets (Filippi, Cappé & Garivier 2010): the KL ball of radius ``C_P / n``
     (``+inf`` on untried pairs, centred on uniform) and the reward ``r_hat + sqrt(C_R /
     n)``, :func:`kl_ucrl_constants`.
@@ -342,7 +371,7 @@ def _empirical(counts, reward_sums, reward_squares, dtype):
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL2BSets:
+class UCRL2BSets(EVISets):
     """UCRL2B's sets (:func:`ucrl2b_agent`): empirical-Bernstein boxes (:class:`BoxBounds`).
 
     Attributes:
@@ -371,7 +400,7 @@ class UCRL2BSets:
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL3Sets:
+class UCRL3Sets(EVISets):
     """UCRL3's sets (:func:`ucrl3_agent`): time-uniform bounds on the empirical support and
     the near-optimistic support recomputed at every sweep (:class:`UCRL3Bounds`).
 
@@ -447,6 +476,9 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
     result, values = planner.update(state.values, ModelChange(model))
     visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
+    mix_action, mix_weight = state.mix_action, state.mix_weight
+    if config.sets.stochastic:
+        mix_action, mix_weight = config.sets.mixture(model, result)
     if config.ties == "lowest":
         choices = state.choices
     else:
@@ -464,6 +496,8 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
         + (result.status != Status.CONVERGED).astype(jnp.int32),
         choices=choices,
         values=values.astype(state.values.dtype),
+        mix_action=mix_action.astype(jnp.int32),
+        mix_weight=mix_weight.astype(state.mix_weight.dtype),
     )
 
 
@@ -485,7 +519,9 @@ def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
                      reward_squares=jnp.zeros((S, A), dtype),
                      last_pair=jnp.zeros(2, jnp.int32),
                      last_sum=jnp.zeros((), dtype),
-                     values=jnp.zeros(S, dtype))
+                     values=jnp.zeros(S, dtype),
+                     mix_action=jnp.zeros(S, jnp.int32),
+                     mix_weight=jnp.zeros(S, dtype))
 
 
 def _draw(key, state: UCRLState, x, config):
@@ -505,8 +541,11 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         jnp.where(obs.step > 0, reward * reward, 0.0)))
     first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
     action = _draw(first, state, x, config)
-    start = (obs.step == 0) | (
-        state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action]))
+    if config.sets.stochastic:  # the episode ends once the pair just played reaches it
+        ended = state.nu[px, pa] >= jnp.maximum(1, state.episode_visits[px, pa])
+    else:
+        ended = state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action])
+    start = (obs.step == 0) | ended
 
     def plan(counts, reward_sums, t, state, mask, rewards):
         # The environment's arrays are operands, not closed over: they may be tracers,
@@ -516,7 +555,10 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
 
     state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
                                       state, spec.mask, spec.rewards)
-    if config.ties == "lowest":
+    if config.sets.stochastic:
+        other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
+        action = jnp.where(other, state.mix_action[x], state.policy[x])
+    elif config.ties == "lowest":
         action = state.policy[x]
     else:
         action = jnp.where(start, _draw(second, state, x, config), action)
@@ -547,6 +589,9 @@ def _check_config(config: UCRLConfig) -> None:
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
     _check_bool("warm_start", config.warm_start)
+    if config.sets.stochastic and config.ties != "lowest":
+        raise ValueError(f"ties must be 'lowest' for a variant with a mixing policy, "
+                         f"got {config.ties!r}")
 
 
 def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
