@@ -1,13 +1,13 @@
 """Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registry of named agents.
 
 The paper's four agents (:mod:`.paper`) and the field's baselines (:mod:`.ucrl`,
-:mod:`.scal`, :mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`) are registered here, in one
+:mod:`.scal`, :mod:`.tucrl`, :mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`) are registered here, in one
 table; a user adds an agent with :func:`register_agent`.
 """
 
 import functools
 
-from jaxmdp.agents import imed, med, paper, psrl, qlearning, scal, ucrl
+from jaxmdp.agents import imed, med, paper, psrl, qlearning, scal, tucrl, ucrl
 from jaxmdp.agents.protocol import (
     Agent,
     EnvSpec,
@@ -33,6 +33,7 @@ AGENTS = {
     "ucrl3": ucrl.ucrl3_agent,
     "scal": scal.scal_agent,
     "scal_plus": scal.scal_plus_agent,
+    "tucrl": tucrl.tucrl_agent,
     "tsde": psrl.tsde_agent,
     "psrl": psrl.psrl_agent,
     "imed_rl": imed.imed_rl_agent,

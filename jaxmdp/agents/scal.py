@@ -18,12 +18,13 @@ episode's values, line 177): with the aperiodicity factor ``tau = 0.9`` (``Ucrl.
 .. math::
 
     u_3(s) = \max_a \Big[\tilde r(s, a) + \tau \max_{q \in B(s, a)} q \cdot u
-    + (1 - \tau) u(s)\Big], \qquad u_2 = \min(u_3, \min u_3 + c),
+    + (1 - \tau) u(s)\Big], \qquad u_2 = \min(u_3, \min u_3 + c / \tau)
 
-stops when :math:`\mathrm{sp}(u_2 - u) < \epsilon` (line 268, ``check_end``) with
+(the cap ``c / tau`` on the transformed iterates, line 122), stops when
+:math:`\mathrm{sp}(u_2 - u) < \epsilon` (line 268, ``check_end``) with
 ``epsilon = 1/sqrt(t_k)`` (``Ucrl.py`` line 458: ``r_max / sqrt(iteration + 1)``),
 else continues from ``u_2 - u_2(0)`` (lines 392-400, ``relative_vi``). The policy of the
-last sweep is greedy where ``u_3(s) < th = min u_3 + c`` and elsewhere *mixes* the greedy
+last sweep is greedy where ``u_3(s) < th = min u_3 + c / tau`` and elsewhere *mixes* the greedy
 action with the pessimistic one (``argmin_a [0 + tau min_{q in B} q . u + (1 - tau)
 u(s)]``, reward 0 with ``augment_reward``, lines 291-335) with the weights that make its
 value ``th`` (lines 347-380): ``w_min = (u_3 - th) / (u_3 - u_min)``. Ties go to the
@@ -115,6 +116,11 @@ def _sweep(r_tilde, bounds: BoxBounds, mask, u, tau):
     return jnp.where(mask, r_tilde + tau * values + (1.0 - tau) * u[:, None], -jnp.inf)
 
 
+def _isclose(a, b):
+    """``isclose_c`` of the published code (``_utils.pyx`` line 24: relative 1e-9)."""
+    return jnp.abs(a - b) <= 1e-9 * jnp.maximum(jnp.abs(a), jnp.abs(b))
+
+
 def _full_mask(mask):
     mask = jnp.asarray(mask, bool)
     return mask | ~jnp.any(mask, axis=-1, keepdims=True)
@@ -150,7 +156,7 @@ def scopt(p_hat, r_tilde, bounds: BoxBounds, mask, u0, epsilon, span_constraint,
     def body(carry: _Carry) -> _Carry:
         q = _sweep(r_tilde, bounds, mask, carry.u, tau)
         u3 = jnp.max(q, axis=-1)
-        u2 = jnp.minimum(u3, jnp.min(u3) + span_constraint)
+        u2 = jnp.minimum(u3, jnp.min(u3) + span_constraint / tau)
         diff = u2 - carry.u
         high, low = jnp.max(diff), jnp.min(diff)
         return _Carry(u=u2 - u2[0], previous=carry.u,
@@ -181,7 +187,7 @@ def scopt_mixture(r_tilde, bounds: BoxBounds, mask, u, span_constraint, tau):
     """
     mask = _full_mask(mask)
     u3 = jnp.max(_sweep(r_tilde, bounds, mask, u, tau), axis=-1)
-    th = jnp.min(u3) + span_constraint
+    th = jnp.min(u3) + span_constraint / tau
     low_values = -box_maximise(bounds.lower, bounds.upper, -u, False)[0]
     q_min = jnp.where(mask, tau * low_values + (1.0 - tau) * u[:, None], jnp.inf)
     u_min = jnp.min(q_min, axis=-1)
@@ -189,9 +195,9 @@ def scopt_mixture(r_tilde, bounds: BoxBounds, mask, u, span_constraint, tau):
     truncated = u3 >= th  # line 277: greedy where u_3 < th
     gap = jnp.where(u3 > u_min, u3 - u_min, 1.0)
     weight = jnp.clip((u3 - th) / gap, 0.0, 1.0)  # lines 361-362
-    weight = jnp.where(jnp.isclose(u_min, u3) | jnp.isclose(u_min, th), 1.0, weight)
-    weight = jnp.where(jnp.isclose(u3, th) & ~jnp.isclose(u_min, u3), 0.0, weight)
-    infeasible = truncated & (u_min > th) & ~jnp.isclose(u_min, th)  # line 339
+    weight = jnp.where(_isclose(u_min, u3) | _isclose(u_min, th), 1.0, weight)
+    weight = jnp.where(_isclose(u3, th) & ~_isclose(u_min, u3), 0.0, weight)
+    infeasible = truncated & (u_min > th)  # line 339
     weight = jnp.where(infeasible, 1.0, jnp.where(truncated, weight, 0.0))
     return min_action, weight, ~jnp.any(infeasible)
 
@@ -262,6 +268,13 @@ class SCALSets(EVISets):
         return scopt_planner(self.span_constraint, tau=self.tau, max_steps=max_steps,
                              warm_start=warm_start)
 
+    def ends_episode(self, state, x, action):
+        """The doubling rule on the pair played at the previous round (``Ucrl.py`` lines
+        261-263 and 164-165: tested after each round)."""
+        del x, action
+        s, a = state.last_pair[0], state.last_pair[1]
+        return state.nu[s, a] >= jnp.maximum(1, state.episode_visits[s, a])
+
     def mixture(self, model: ConfidenceSet, solution):
         """The mixing policy of :func:`scopt_mixture` at the solution's values."""
         rewards = jnp.asarray(model.rewards, solution.bias.dtype)
@@ -272,8 +285,10 @@ class SCALSets(EVISets):
     def _delta(self, t_k, config):
         return 1.0 / jnp.sqrt(t_k) if self.published_delta else config.delta
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
+        del current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -291,8 +306,10 @@ class SCALPlusSets(SCALSets):
     """SCAL+'s model and bonus (:mod:`jaxmdp.agents.scal`); the attributes of
     :class:`SCALSets`."""
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_smoothed, r_hat + bonus, BoxBounds(p_smoothed, p_smoothed))``."""
+        del current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         visits, n, mean, _ = _empirical(counts, reward_sums, reward_squares, dtype)

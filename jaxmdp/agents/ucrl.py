@@ -159,7 +159,8 @@ class UCRLConfig(NamedTuple):
     * ``confidence(counts, reward_sums, reward_squares, t_k, spec, config)``: the
       episode's ``(p_hat, r_tilde, radius)`` from the visits so far (``counts``
       ``[S, A, S]``, reward sums and sums of squares ``[S, A]``, the float round
-      ``t_k``), ``radius`` in the form ``ball`` reads.
+      ``t_k``, and keyword ``current``, the state the episode starts in), ``radius`` in
+      the form ``ball`` reads.
 
     :func:`ucrl_family_agent` turns a ``sets`` value into an agent; :class:`UCRL2Sets`,
     :class:`KLUCRLSets`, :class:`UCRL2BSets` and :class:`UCRL3Sets` are the family's.
@@ -279,16 +280,22 @@ class EVISets:
 
     A variant that plans otherwise (SCAL's span-truncated operator,
     :mod:`jaxmdp.agents.scal`) brings its own ``planner``; one whose policy mixes two
-    actions per state sets ``stochastic`` and brings ``mixture``.
+    actions per state sets ``stochastic`` and brings ``mixture``; one with another episode
+    rule (TUCRL's, :mod:`jaxmdp.agents.tucrl`) brings ``ends_episode``.
     """
 
-    #: Whether the episode's policy mixes two actions (``mixture``); such a variant also
-    #: ends an episode on the pair just played (see :mod:`jaxmdp.agents.scal`).
+    #: Whether the episode's policy mixes two actions (``mixture``).
     stochastic: ClassVar[bool] = False
 
     def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
         """Extended value iteration over ``ball`` (:func:`jaxmdp.planning.evi_planner`)."""
         return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start)
+
+    def ends_episode(self, state, x, action) -> jax.Array:
+        """Whether the round in state ``x`` starts a new episode (after the first): the
+        doubling rule of Jaksch et al. (Figure 1) for the pair ``(x, action)`` about to be
+        played, ``nu_k(x, a) >= max(1, N_k(x, a))``."""
+        return state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action])
 
     def mixture(self, model: ConfidenceSet, solution):
         """``(other_action [S], weight [S])``: with probability ``weight[s]`` the policy
@@ -314,9 +321,10 @@ class UCRL2Sets(EVISets):
 
     ball: ClassVar[str] = "l1"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
-        del reward_squares
+        del reward_squares, current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -344,9 +352,10 @@ class KLUCRLSets(EVISets):
         """``"kl"``, or ``"kl_published"`` with ``search_up_bug``."""
         return "kl_published" if self.search_up_bug else "kl"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
-        del reward_squares
+        del reward_squares, current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         tried, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -385,9 +394,10 @@ class UCRL2BSets(EVISets):
     delta_split: float = 18.0
     ball: ClassVar[str] = "box"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
-        del t_k
+        del t_k, current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
@@ -420,9 +430,10 @@ class UCRL3Sets(EVISets):
         """UCRL3's near-optimistic sets, or with the published support (``key_sums``)."""
         return UCRL3_KEY_SUMS_BALL if self.key_sums else UCRL3_BALL
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                   current=None):
         """``(p_hat, r_tilde, UCRL3Bounds)`` of the episode starting at ``t_k``."""
-        del t_k
+        del t_k, current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         visits, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
@@ -443,13 +454,14 @@ class UCRL3Sets(EVISets):
         return p_hat, r_tilde, bounds
 
 
-def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig):
+def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig,
+                current=None):
     """``(p_hat, r_tilde, radius, epsilon)`` of the episode starting at round ``t``."""
     dtype = jnp.asarray(spec.rewards).dtype
     t_k = jnp.asarray(t).astype(dtype)
     epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
     p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
-                                                    t_k, spec, config)
+                                                    t_k, spec, config, current=current)
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     return p_hat, r_tilde, radius, epsilon
@@ -467,10 +479,10 @@ def tied_choices(p_opt, r_tilde, u, mask, visits, ties: str):
     return tied & (v == jnp.min(v, axis=-1, keepdims=True))
 
 
-def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
+def _new_episode(counts, reward_sums, t, x, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
     p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, state.reward_squares,
-                                                  t, spec, config)
+                                                  t, spec, config, current=x)
     planner = config.planner
     mask = jnp.asarray(spec.mask, bool)
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
@@ -501,8 +513,8 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
     )
 
 
-def _keep(counts, reward_sums, t, state: UCRLState, mask, rewards) -> UCRLState:
-    del counts, reward_sums, t, mask, rewards
+def _keep(counts, reward_sums, t, x, state: UCRLState, mask, rewards) -> UCRLState:
+    del counts, reward_sums, t, x, mask, rewards
     return state
 
 
@@ -541,20 +553,16 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         jnp.where(obs.step > 0, reward * reward, 0.0)))
     first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
     action = _draw(first, state, x, config)
-    if config.sets.stochastic:  # the episode ends once the pair just played reaches it
-        ended = state.nu[px, pa] >= jnp.maximum(1, state.episode_visits[px, pa])
-    else:
-        ended = state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action])
-    start = (obs.step == 0) | ended
+    start = (obs.step == 0) | config.sets.ends_episode(state, x, action)
 
-    def plan(counts, reward_sums, t, state, mask, rewards):
+    def plan(counts, reward_sums, t, x, state, mask, rewards):
         # The environment's arrays are operands, not closed over: they may be tracers,
         # which cond_any's custom_vmap cannot close over.
-        return _new_episode(counts, reward_sums, t, state,
+        return _new_episode(counts, reward_sums, t, x, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
     state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
-                                      state, spec.mask, spec.rewards)
+                                      x, state, spec.mask, spec.rewards)
     if config.sets.stochastic:
         other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
         action = jnp.where(other, state.mix_action[x], state.policy[x])
