@@ -1,8 +1,8 @@
 """Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registry of named agents.
 
 The paper's four agents (:mod:`.paper`) and the field's baselines (:mod:`.ucrl`,
-:mod:`.scal`, :mod:`.tucrl`, :mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`) are registered here, in one
-table; a user adds an agent with :func:`register_agent`.
+:mod:`.scal`, :mod:`.tucrl`, :mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`)
+are registered here, in one table; a user adds an agent with :func:`register_agent`.
 """
 
 import functools

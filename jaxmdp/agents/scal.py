@@ -285,10 +285,8 @@ class SCALSets(EVISets):
     def _delta(self, t_k, config):
         return 1.0 / jnp.sqrt(t_k) if self.published_delta else config.delta
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
-        del current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -306,10 +304,8 @@ class SCALPlusSets(SCALSets):
     """SCAL+'s model and bonus (:mod:`jaxmdp.agents.scal`); the attributes of
     :class:`SCALSets`."""
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_smoothed, r_hat + bonus, BoxBounds(p_smoothed, p_smoothed))``."""
-        del current
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         visits, n, mean, _ = _empirical(counts, reward_sums, reward_squares, dtype)

@@ -256,8 +256,8 @@ class TUCRLSets(EVISets):
         doubling = state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action])
         return doubling | (jnp.sum(state.episode_visits[x]) == 0)
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence_at(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
+                      current=None):
         """``(p_hat, r_tilde, TUCRLBounds)`` of the episode starting at ``t_k`` in state
         ``current`` (the state itself counts as observed)."""
         dtype = jnp.asarray(spec.rewards).dtype

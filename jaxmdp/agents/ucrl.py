@@ -159,8 +159,12 @@ class UCRLConfig(NamedTuple):
     * ``confidence(counts, reward_sums, reward_squares, t_k, spec, config)``: the
       episode's ``(p_hat, r_tilde, radius)`` from the visits so far (``counts``
       ``[S, A, S]``, reward sums and sums of squares ``[S, A]``, the float round
-      ``t_k``, and keyword ``current``, the state the episode starts in), ``radius`` in
-      the form ``ball`` reads.
+      ``t_k``), ``radius`` in the form ``ball`` reads; a variant whose sets depend on
+      the state the episode starts in brings ``confidence_at(..., config, current)``
+      instead.
+
+    and optionally the hooks of :class:`EVISets` (``planner``, ``stochastic``,
+    ``mixture``, ``ends_episode``), whose defaults apply where a ``sets`` value has none.
 
     :func:`ucrl_family_agent` turns a ``sets`` value into an agent; :class:`UCRL2Sets`,
     :class:`KLUCRLSets`, :class:`UCRL2BSets` and :class:`UCRL3Sets` are the family's.
@@ -207,7 +211,8 @@ class UCRLConfig(NamedTuple):
     def planner(self) -> Planner:
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
         with ``warm_start``, from the previous episode's values)."""
-        return self.sets.planner(max_steps=self.max_evi_steps, warm_start=self.warm_start)
+        return _hook(self.sets, "planner")(max_steps=self.max_evi_steps,
+                                           warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
@@ -303,6 +308,15 @@ class EVISets:
         del model, solution
 
 
+def _hook(sets, name: str):
+    """The variant's ``name`` (a method or flag of :class:`EVISets`), or the family's
+    default where ``sets`` has none."""
+    if hasattr(sets, name):
+        return getattr(sets, name)
+    default = getattr(EVISets, name)
+    return default.__get__(sets) if callable(default) else default
+
+
 def _uniform_centre(counts, num_states: int, dtype):
     """``(tried, n, p_hat)``: ``n = max(1, N_k)`` and ``p_hat`` uniform on untried pairs."""
     visits = jnp.sum(counts, axis=-1)
@@ -321,10 +335,9 @@ class UCRL2Sets(EVISets):
 
     ball: ClassVar[str] = "l1"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
-        del reward_squares, current
+        del reward_squares
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -352,10 +365,9 @@ class KLUCRLSets(EVISets):
         """``"kl"``, or ``"kl_published"`` with ``search_up_bug``."""
         return "kl_published" if self.search_up_bug else "kl"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""
-        del reward_squares, current
+        del reward_squares
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         tried, n, p_hat = _uniform_centre(counts, S, dtype)
@@ -394,10 +406,9 @@ class UCRL2BSets(EVISets):
     delta_split: float = 18.0
     ball: ClassVar[str] = "box"
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
-        del t_k, current
+        del t_k
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         _, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
@@ -430,10 +441,9 @@ class UCRL3Sets(EVISets):
         """UCRL3's near-optimistic sets, or with the published support (``key_sums``)."""
         return UCRL3_KEY_SUMS_BALL if self.key_sums else UCRL3_BALL
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                   current=None):
+    def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, UCRL3Bounds)`` of the episode starting at ``t_k``."""
-        del t_k, current
+        del t_k
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
         visits, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
@@ -460,8 +470,13 @@ def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: U
     dtype = jnp.asarray(spec.rewards).dtype
     t_k = jnp.asarray(t).astype(dtype)
     epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
-    p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
-                                                    t_k, spec, config, current=current)
+    at_state = getattr(config.sets, "confidence_at", None)
+    if at_state is None:
+        p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
+                                                        t_k, spec, config)
+    else:
+        p_hat, r_tilde, radius = at_state(counts, reward_sums, reward_squares, t_k, spec,
+                                          config, current)
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     return p_hat, r_tilde, radius, epsilon
@@ -489,7 +504,7 @@ def _new_episode(counts, reward_sums, t, x, state: UCRLState, spec: EnvSpec,
     result, values = planner.update(state.values, ModelChange(model))
     visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
     mix_action, mix_weight = state.mix_action, state.mix_weight
-    if config.sets.stochastic:
+    if _hook(config.sets, "stochastic"):
         mix_action, mix_weight = config.sets.mixture(model, result)
     if config.ties == "lowest":
         choices = state.choices
@@ -553,7 +568,7 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         jnp.where(obs.step > 0, reward * reward, 0.0)))
     first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
     action = _draw(first, state, x, config)
-    start = (obs.step == 0) | config.sets.ends_episode(state, x, action)
+    start = (obs.step == 0) | _hook(config.sets, "ends_episode")(state, x, action)
 
     def plan(counts, reward_sums, t, x, state, mask, rewards):
         # The environment's arrays are operands, not closed over: they may be tracers,
@@ -563,7 +578,7 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
 
     state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
                                       x, state, spec.mask, spec.rewards)
-    if config.sets.stochastic:
+    if _hook(config.sets, "stochastic"):
         other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
         action = jnp.where(other, state.mix_action[x], state.policy[x])
     elif config.ties == "lowest":
@@ -597,7 +612,7 @@ def _check_config(config: UCRLConfig) -> None:
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
     _check_bool("warm_start", config.warm_start)
-    if config.sets.stochastic and config.ties != "lowest":
+    if _hook(config.sets, "stochastic") and config.ties != "lowest":
         raise ValueError(f"ties must be 'lowest' for a variant with a mixing policy, "
                          f"got {config.ties!r}")
 

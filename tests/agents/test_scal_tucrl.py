@@ -254,8 +254,8 @@ def test_tucrl_sets_are_the_published_bounds():
     S, A, t_k = 3, 2, 5.0
     agent = jm.get_agent("tucrl", published_delta=True)
     delta = 1 / math.sqrt(t_k)
-    p_hat, r_tilde, b = agent.config.sets.confidence(counts, sums, squares, t_k, spec,
-                                                     agent.config, current=0)
+    p_hat, r_tilde, b = agent.config.sets.confidence_at(counts, sums, squares, t_k, spec,
+                                                        agent.config, current=0)
     L = math.log(2 * S * A * t_k / delta)
     for s in range(S):
         for a in range(A):
@@ -274,7 +274,7 @@ def test_tucrl_sets_are_the_published_bounds():
             assert bool(b.truncated[s, a]) == (explored and s != 1)
     np.testing.assert_array_equal(b.observed, [True, False, True])
     assert not bool(b.all_observed)
-    _, _, b1 = agent.config.sets.confidence(counts, sums, squares, t_k, spec, agent.config,
+    _, _, b1 = agent.config.sets.confidence_at(counts, sums, squares, t_k, spec, agent.config,
                                             current=1)
     assert bool(b1.all_observed) and not np.any(b1.truncated)
 
