@@ -3,8 +3,10 @@
 Runs the published ``SCAL``, ``SCALPLUS`` and ``UcrlMdp`` (a control: rlexplorer's UCRL,
 Bernstein sets) of a checkout of RonanFR/UCRL at commit ``ab64d14`` (branch
 ``refactoring_and_cleaning``) with their constructor defaults (``r_max=1``,
-``span_constraint`` = ``--span``), then jaxmdp's ``scal`` and ``scal_plus`` with the
-options that reproduce them (``published_delta=True``), and prints each mean final
+``span_constraint`` = ``--span``), or with ``--classes TUCRL`` the ``TUCRL`` of a
+checkout at commit ``ecf4acc`` (package ``UCRL``), then jaxmdp's ``scal``, ``scal_plus``
+and ``tucrl`` with the options that reproduce them (``published_delta=True``; for
+``tucrl`` also ``published_stop=True``), and prints each mean final
 realised regret ``T g* - sum r_t`` +- its standard error and the z statistic of each
 difference from the published code.
 
@@ -46,9 +48,15 @@ import jaxmdp as jm  # noqa: E402
 CHILD = r'''
 import json, logging, sys
 import numpy as np
-from rlexplorer.envs.toys.riverswim import RiverSwim
-from rlexplorer.Ucrl import UcrlMdp
-from rlexplorer.scal import SCAL, SCALPLUS
+if sys.argv[5:] == ["TUCRL"]:
+    from UCRL.envs.toys.riverswim import RiverSwim
+    from UCRL.tucrl import TUCRL
+    UcrlMdp = SCAL = SCALPLUS = None
+else:
+    from rlexplorer.envs.toys.riverswim import RiverSwim
+    from rlexplorer.Ucrl import UcrlMdp
+    from rlexplorer.scal import SCAL, SCALPLUS
+    TUCRL = None
 
 horizon, replications, span, gain = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), \
     float(sys.argv[4])
@@ -58,7 +66,7 @@ logger.propagate = False
 env = RiverSwim()
 out = {"P": env.P_mat.tolist(), "R": env.R_mat.tolist(), "regrets": {}}
 classes = {"UCRL": (UcrlMdp, {}), "SCAL": (SCAL, {"span_constraint": span}),
-           "SCALPLUS": (SCALPLUS, {"span_constraint": span})}
+           "SCALPLUS": (SCALPLUS, {"span_constraint": span}), "TUCRL": (TUCRL, {})}
 for name in sys.argv[5:]:
     cls, options = classes[name]
     regrets = []
@@ -77,6 +85,7 @@ print("RESULT " + json.dumps(out))
 JAX = {
     "SCAL": ("scal", {"published_delta": True}),
     "SCALPLUS": ("scal_plus", {"published_delta": True}),
+    "TUCRL": ("tucrl", {"published_delta": True, "published_stop": True}),
 }
 
 
@@ -94,16 +103,25 @@ def main(argv=None):
     parser.add_argument("--replications", type=int, default=50)
     parser.add_argument("--jax-replications", type=int, default=500)
     parser.add_argument("--span", type=float, default=5.0)
-    parser.add_argument("--classes", nargs="+", default=["UCRL", "SCAL", "SCALPLUS"])
-    parser.add_argument("--output", type=Path,
-                        default=ROOT / "results" / "rlexplorer_riverswim.json")
+    parser.add_argument("--classes", nargs="+", default=["UCRL", "SCAL", "SCALPLUS"],
+                        help="published classes: UCRL, SCAL, SCALPLUS; or TUCRL alone, "
+                             "with --checkout at commit ecf4acc (package UCRL)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="default results/rlexplorer_riverswim[_tucrl].json")
     args = parser.parse_args(argv)
     for option in ("horizon", "replications", "jax_replications"):
         if getattr(args, option) < 2:
             raise ValueError(f"--{option.replace('_', '-')} must be at least 2, got "
                              f"{getattr(args, option)}")
-    if not (args.checkout / "rlexplorer" / "scal.py").exists():
-        raise ValueError(f"--checkout must hold rlexplorer/scal.py, got {args.checkout}")
+    tucrl = args.classes == ["TUCRL"]
+    if "TUCRL" in args.classes and not tucrl:
+        raise ValueError(f"--classes: TUCRL runs alone (another checkout), got {args.classes}")
+    needed = Path("UCRL", "tucrl.py") if tucrl else Path("rlexplorer", "scal.py")
+    if not (args.checkout / needed).exists():
+        raise ValueError(f"--checkout must hold {needed}, got {args.checkout}")
+    if args.output is None:
+        suffix = "_tucrl" if tucrl else ""
+        args.output = ROOT / "results" / f"rlexplorer_riverswim{suffix}.json"
     mdp = jm.envs.make("riverswim-osband-6")
     gain = float(jm.solve_average_reward(mdp)[0])
     env = dict(os.environ)
@@ -133,7 +151,9 @@ def main(argv=None):
         if name not in JAX:
             continue
         agent, options = JAX[name]
-        traj = jm.simulate(mdp, jm.get_agent(agent, span_constraint=args.span, **options),
+        if agent != "tucrl":
+            options = {"span_constraint": args.span, **options}
+        traj = jm.simulate(mdp, jm.get_agent(agent, **options),
                            horizon=args.horizon, replications=args.jax_replications, seed=0,
                            progress=False)
         jm_, js = _mean_se(np.asarray(traj.regret)[:, -1])

@@ -87,6 +87,8 @@ class TUCRLBounds(NamedTuple):
         observed: bool ``[S]``: the observed states.
         terminal: bool ``[S]``: the states of TEVI's stopping test.
         all_observed: bool ``[]``: every state observed (the boxes apply).
+        noise: ``[A]`` added to each action's value when choosing the maximiser (zeros:
+            the lowest index among exact ties).
     """
 
     lower: jax.Array
@@ -96,6 +98,7 @@ class TUCRLBounds(NamedTuple):
     observed: jax.Array
     terminal: jax.Array
     all_observed: jax.Array
+    noise: jax.Array | float = 0.0
 
 
 def l1_truncated_maximise(p, u, radius, allowed):
@@ -176,13 +179,14 @@ def tevi(p_hat, r_tilde, bounds: TUCRLBounds, mask, u0, epsilon, tau, *, max_ste
         l1 = l1_truncated_maximise(p_hat, u, bounds.l1, allowed)
         values = jnp.where(bounds.all_observed, boxed, l1)
         q = jnp.where(mask, r_tilde + tau * (values - u[:, None]) + u[:, None], -jnp.inf)
-        u_next = jnp.max(q, axis=-1)
+        choice = jnp.argmax(q + bounds.noise, axis=-1).astype(jnp.int32)
+        u_next = jnp.take_along_axis(q, choice[:, None], axis=-1)[:, 0]
         diff = u_next - u
         high = jnp.max(jnp.where(bounds.terminal, diff, -jnp.inf))
         low = jnp.min(jnp.where(bounds.terminal, diff, jnp.inf))
         span = high - low
         stop = (carry.old_span - span < epsilon) if published_stop else (span < epsilon)
-        return _Carry(u=u_next, previous=u, policy=jnp.argmax(q, axis=-1).astype(jnp.int32),
+        return _Carry(u=u_next, previous=u, policy=choice,
                       gain=(high + low) / 2, span=span, old_span=span,
                       step=carry.step + 1, converged=stop)
 
@@ -238,11 +242,14 @@ class TUCRLSets(EVISets):
         published_delta: ``delta = 1/sqrt(t_k)`` at every episode (``Ucrl.py`` line 191).
         published_stop: TEVI's published stopping test (``tevi.pyx`` line 245).
         tau: the aperiodicity factor (0.9).
+        noisy_ties: break ties by a noise ``1e-7 U_a`` per action drawn once per
+            replication (``tevi.pyx`` lines 157-161, 230), else by the lowest index.
     """
 
     published_delta: bool = False
     published_stop: bool = False
     tau: float = TAU
+    noisy_ties: bool = True
     ball: ClassVar[str] = "tucrl"
 
     def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
@@ -257,7 +264,7 @@ class TUCRLSets(EVISets):
         return doubling | (jnp.sum(state.episode_visits[x]) == 0)
 
     def confidence_at(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config,
-                      current=None):
+                      current=None, agent_state=None):
         """``(p_hat, r_tilde, TUCRLBounds)`` of the episode starting at ``t_k`` in state
         ``current`` (the state itself counts as observed)."""
         dtype = jnp.asarray(spec.rewards).dtype
@@ -283,14 +290,18 @@ class TUCRLSets(EVISets):
         truncated = explored & ~all_observed
         under = jnp.sum(observed[:, None] & ~explored)  # not_sufficiently_explored
         terminal = jnp.where(all_observed | (under > 0), True, observed)
+        noise = jnp.zeros(A, dtype)
+        if self.noisy_ties and agent_state is not None:
+            noise = 1e-7 * agent_state.action_noise.astype(dtype)
         bounds = TUCRLBounds(jnp.maximum(p_hat - width, 0.0), p_hat + width,
                              jnp.sum(width, axis=-1), truncated, observed, terminal,
-                             all_observed)
+                             all_observed, noise)
         return p_hat, r_tilde, bounds
 
 
 def tucrl_agent(*, published_delta: bool = False, published_stop: bool = False,
-                tau: float = TAU, known_rewards: bool = False, delta: float = 0.05,
+                noisy_ties: bool = True, tau: float = TAU, known_rewards: bool = False,
+                delta: float = 0.05,
                 max_evi_steps: int = 10_000, cond: str = "chunked",
                 warm_start: bool = True) -> Agent:
     """TUCRL (Fruit, Pirotta & Lazaric 2018) as in RonanFR/UCRL ``ecf4acc``.
@@ -304,6 +315,8 @@ def tucrl_agent(*, published_delta: bool = False, published_stop: bool = False,
             instead of the fixed ``delta`` (default).
         published_stop: TEVI's published stopping test (``old_span - new_span <
             epsilon``) instead of ``new_span < epsilon`` (default).
+        noisy_ties: break ties by a fixed random noise per action (default, the published
+            rule) or by the lowest index.
         tau: the aperiodicity factor (0.9).
         known_rewards: plan with the true mean rewards (default False: learn them).
         delta: the confidence parameter in ``(0, 1)``.
@@ -324,9 +337,11 @@ def tucrl_agent(*, published_delta: bool = False, published_stop: bool = False,
     """
     _check_bool("published_delta", published_delta)
     _check_bool("published_stop", published_stop)
+    _check_bool("noisy_ties", noisy_ties)
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau <= 1:
         raise ValueError(f"tau must be a number in (0, 1], got {tau!r}")
-    return ucrl_family_agent("tucrl", TUCRLSets(published_delta, published_stop, float(tau)),
+    return ucrl_family_agent("tucrl", TUCRLSets(published_delta, published_stop, float(tau),
+                                                      noisy_ties),
                              known_rewards=known_rewards, delta=delta, epsilon_rule="sqrt",
                              max_evi_steps=max_evi_steps, cond=cond, ties="lowest",
                              warm_start=warm_start)

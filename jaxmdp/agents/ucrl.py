@@ -160,11 +160,12 @@ class UCRLConfig(NamedTuple):
       episode's ``(p_hat, r_tilde, radius)`` from the visits so far (``counts``
       ``[S, A, S]``, reward sums and sums of squares ``[S, A]``, the float round
       ``t_k``), ``radius`` in the form ``ball`` reads; a variant whose sets depend on
-      the state the episode starts in brings ``confidence_at(..., config, current)``
-      instead.
+      the state the episode starts in (or on the agent's state) brings
+      ``confidence_at(..., config, current, agent_state)`` instead.
 
     and optionally the hooks of :class:`EVISets` (``planner``, ``stochastic``,
-    ``mixture``, ``ends_episode``), whose defaults apply where a ``sets`` value has none.
+    ``mixture``, ``ends_episode``, ``noisy_ties``), whose defaults apply where a
+    ``sets`` value has none.
 
     :func:`ucrl_family_agent` turns a ``sets`` value into an agent; :class:`UCRL2Sets`,
     :class:`KLUCRLSets`, :class:`UCRL2BSets` and :class:`UCRL3Sets` are the family's.
@@ -239,6 +240,8 @@ class UCRLState(NamedTuple):
             ``[S]``.
         mix_weight: the probability of playing ``mix_action`` instead of ``policy``,
             ``[S]`` (zeros for a deterministic policy).
+        action_noise: a fixed noise per action, drawn once, ``[A]`` (zeros unless the
+            variant breaks ties with it, ``sets.noisy_ties``).
     """
 
     policy: jax.Array
@@ -255,6 +258,7 @@ class UCRLState(NamedTuple):
     values: jax.Array
     mix_action: jax.Array
     mix_weight: jax.Array
+    action_noise: jax.Array
 
     @property
     def unconverged(self) -> jax.Array:
@@ -291,6 +295,9 @@ class EVISets:
 
     #: Whether the episode's policy mixes two actions (``mixture``).
     stochastic: ClassVar[bool] = False
+    #: Whether the replication draws a fixed noise per action (``UCRLState.action_noise``)
+    #: for its planner to break ties with.
+    noisy_ties: ClassVar[bool] = False
 
     def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
         """Extended value iteration over ``ball`` (:func:`jaxmdp.planning.evi_planner`)."""
@@ -465,7 +472,7 @@ class UCRL3Sets(EVISets):
 
 
 def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig,
-                current=None):
+                current=None, agent_state=None):
     """``(p_hat, r_tilde, radius, epsilon)`` of the episode starting at round ``t``."""
     dtype = jnp.asarray(spec.rewards).dtype
     t_k = jnp.asarray(t).astype(dtype)
@@ -476,7 +483,7 @@ def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: U
                                                         t_k, spec, config)
     else:
         p_hat, r_tilde, radius = at_state(counts, reward_sums, reward_squares, t_k, spec,
-                                          config, current)
+                                          config, current, agent_state)
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     return p_hat, r_tilde, radius, epsilon
@@ -497,7 +504,8 @@ def tied_choices(p_opt, r_tilde, u, mask, visits, ties: str):
 def _new_episode(counts, reward_sums, t, x, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
     p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, state.reward_squares,
-                                                  t, spec, config, current=x)
+                                                  t, spec, config, current=x,
+                                                  agent_state=state)
     planner = config.planner
     mask = jnp.asarray(spec.mask, bool)
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
@@ -534,10 +542,12 @@ def _keep(counts, reward_sums, t, x, state: UCRLState, mask, rewards) -> UCRLSta
 
 
 def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
-    del key, config
     S, A = spec.num_states, spec.num_actions
     zero = jnp.zeros((), jnp.int32)
     dtype = jnp.asarray(spec.rewards).dtype
+    noise = jnp.zeros(A, dtype)
+    if _hook(config.sets, "noisy_ties"):
+        noise = jax.random.uniform(key, (A,), dtype)
     return UCRLState(policy=jnp.zeros(S, jnp.int32),
                      episode_visits=jnp.zeros((S, A), jnp.int32),
                      nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
@@ -548,7 +558,8 @@ def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
                      last_sum=jnp.zeros((), dtype),
                      values=jnp.zeros(S, dtype),
                      mix_action=jnp.zeros(S, jnp.int32),
-                     mix_weight=jnp.zeros(S, dtype))
+                     mix_weight=jnp.zeros(S, dtype),
+                     action_noise=noise)
 
 
 def _draw(key, state: UCRLState, x, config):

@@ -141,7 +141,7 @@ def _max_proba_purec(p, v, beta, allowed):
 
 
 def _numpy_tevi(p, r, beta, truncated, observed, terminal, all_observed, u0, epsilon,
-                published_stop):
+                published_stop, noise):
     """``TEVI.run`` (``tevi.pyx`` lines 169-276) with ``relative_vi = 0``."""
     S, A = r.shape
     u1 = u0 - u0[0]
@@ -158,7 +158,7 @@ def _numpy_tevi(p, r, beta, truncated, observed, terminal, all_observed, u0, eps
                     allowed = observed if truncated[s, a] else np.ones(S, bool)
                     dot = _max_proba_purec(p[s, a], u1, beta[s, a].sum(), allowed)
                 c1 = r[s, a] + TAU * (dot - u1[s]) + u1[s]
-                if a == 0 or c1 > u2[s]:
+                if a == 0 or c1 + noise[a] > u2[s] + noise[greedy[s]]:  # line 230
                     u2[s], greedy[s] = c1, a
         sweeps += 1
         d = (u2 - u1)[terminal]
@@ -169,28 +169,36 @@ def _numpy_tevi(p, r, beta, truncated, observed, terminal, all_observed, u0, eps
         old_span = span
 
 
-@pytest.mark.parametrize("case", ["all", "some", "terminal"])
+@pytest.mark.parametrize("case", ["all", "some", "terminal", "ties"])
 @pytest.mark.parametrize("published_stop", [False, True])
 def test_tevi_is_the_published_loop(case, published_stop):
     from jaxmdp.agents.tucrl import TUCRLBounds
 
     p, r, beta = _model(5, S=5, A=2)
     S, A = r.shape
-    observed = np.array([True, True, False, True, False]) if case != "all" else np.ones(S, bool)
+    noise = np.zeros(A)
+    if case == "ties":  # equal rewards and laws: every choice is a tie the noise decides
+        p, r, beta = p[:, :1].repeat(A, 1), r[:, :1].repeat(A, 1), beta[:, :1].repeat(A, 1)
+        noise = np.array([1e-7 * 0.3, 1e-7 * 0.8])
+    observed = (np.array([True, True, False, True, False]) if case not in ("all", "ties")
+                else np.ones(S, bool))
     truncated = np.zeros((S, A), bool)
-    if case != "all":
+    if case not in ("all", "ties"):
         truncated[[0, 1, 3]] = [[True, False], [True, True], [False, True]]
     terminal = observed if case == "terminal" else np.ones(S, bool)
+    all_observed = case in ("all", "ties")
     bounds = TUCRLBounds(np.maximum(p - beta, 0.0), p + beta, beta.sum(-1), truncated,
-                         observed, terminal, np.asarray(case == "all"))
+                         observed, terminal, np.asarray(all_observed), noise)
     u0 = np.random.default_rng(7).uniform(0, 1, S)
     sol = tevi(p, r, bounds, np.ones((S, A), bool), u0 - u0[0], 1e-5, TAU,
                max_steps=10_000, published_stop=published_stop)
-    u1, greedy, sweeps = _numpy_tevi(p, r, beta, truncated, observed, terminal, case == "all",
-                                     u0, 1e-5, published_stop)
+    u1, greedy, sweeps = _numpy_tevi(p, r, beta, truncated, observed, terminal, all_observed,
+                                     u0, 1e-5, published_stop, noise)
     assert int(sol.num_steps) == sweeps
     np.testing.assert_allclose(sol.bias, u1, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(sol.policy, greedy)
+    if case == "ties":
+        np.testing.assert_array_equal(sol.policy, 1)  # the larger noise
 
 
 def _statistics(seed, S=3, A=2):
