@@ -179,7 +179,12 @@ def tevi(p_hat, r_tilde, bounds: TUCRLBounds, mask, u0, epsilon, tau, *, max_ste
         l1 = l1_truncated_maximise(p_hat, u, bounds.l1, allowed)
         values = jnp.where(bounds.all_observed, boxed, l1)
         q = jnp.where(mask, r_tilde + tau * (values - u[:, None]) + u[:, None], -jnp.inf)
-        choice = jnp.argmax(q + bounds.noise, axis=-1).astype(jnp.int32)
+        # Line 230: the highest value plus noise; where that ties (also where the noise is
+        # below the dtype's resolution), the highest noise among those actions.
+        noisy = q + bounds.noise
+        top = noisy == jnp.max(noisy, axis=-1, keepdims=True)
+        noise = jnp.broadcast_to(jnp.asarray(bounds.noise, q.dtype), q.shape)
+        choice = jnp.argmax(jnp.where(top, noise, -jnp.inf), axis=-1).astype(jnp.int32)
         u_next = jnp.take_along_axis(q, choice[:, None], axis=-1)[:, 0]
         diff = u_next - u
         high = jnp.max(jnp.where(bounds.terminal, diff, -jnp.inf))
