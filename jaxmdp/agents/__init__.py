@@ -1,13 +1,13 @@
 """Agents: the protocol (:mod:`jaxmdp.agents.protocol`) and the registry of named agents.
 
 The paper's four agents (:mod:`.paper`) and the field's baselines (:mod:`.ucrl`,
-:mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`) are registered here, in one
-table; a user adds an agent with :func:`register_agent`.
+:mod:`.scal`, :mod:`.tucrl`, :mod:`.psrl`, :mod:`.imed`, :mod:`.med`, :mod:`.qlearning`)
+are registered here, in one table; a user adds an agent with :func:`register_agent`.
 """
 
 import functools
 
-from jaxmdp.agents import imed, med, paper, psrl, qlearning, ucrl
+from jaxmdp.agents import imed, med, paper, psrl, qlearning, scal, tucrl, ucrl
 from jaxmdp.agents.protocol import (
     Agent,
     EnvSpec,
@@ -31,6 +31,9 @@ AGENTS = {
     "kl_ucrl": functools.partial(ucrl.ucrl_agent, "kl_ucrl"),
     "ucrl2b": ucrl.ucrl2b_agent,
     "ucrl3": ucrl.ucrl3_agent,
+    "scal": scal.scal_agent,
+    "scal_plus": scal.scal_plus_agent,
+    "tucrl": tucrl.tucrl_agent,
     "tsde": psrl.tsde_agent,
     "psrl": psrl.psrl_agent,
     "imed_rl": imed.imed_rl_agent,

@@ -128,6 +128,7 @@ from jaxmdp.planning.evi import BoxBounds
 
 __all__ = [
     "TIES",
+    "EVISets",
     "KLUCRLSets",
     "UCRL2BSets",
     "UCRL2Sets",
@@ -158,7 +159,13 @@ class UCRLConfig(NamedTuple):
     * ``confidence(counts, reward_sums, reward_squares, t_k, spec, config)``: the
       episode's ``(p_hat, r_tilde, radius)`` from the visits so far (``counts``
       ``[S, A, S]``, reward sums and sums of squares ``[S, A]``, the float round
-      ``t_k``), ``radius`` in the form ``ball`` reads.
+      ``t_k``), ``radius`` in the form ``ball`` reads; a variant whose sets depend on
+      the state the episode starts in (or on the agent's state) brings
+      ``confidence_at(..., config, current, agent_state)`` instead.
+
+    and optionally the hooks of :class:`EVISets` (``planner``, ``stochastic``,
+    ``mixture``, ``ends_episode``, ``noisy_ties``), whose defaults apply where a
+    ``sets`` value has none.
 
     :func:`ucrl_family_agent` turns a ``sets`` value into an agent; :class:`UCRL2Sets`,
     :class:`KLUCRLSets`, :class:`UCRL2BSets` and :class:`UCRL3Sets` are the family's.
@@ -206,9 +213,8 @@ class UCRLConfig(NamedTuple):
         """The agent's planner: extended value iteration over ``ball``, from zeros (or,
         with ``warm_start``, from the previous episode's values), with the cycle
         detection of :func:`jaxmdp.evi` where ``sets`` has a ``cycle_memory``."""
-        return evi_planner(self.sets.ball, max_steps=self.max_evi_steps,
-                           warm_start=self.warm_start,
-                           cycle_memory=getattr(self.sets, "cycle_memory", 0))
+        return _hook(self.sets, "planner")(max_steps=self.max_evi_steps,
+                                           warm_start=self.warm_start)
 
 
 class UCRLState(NamedTuple):
@@ -231,6 +237,12 @@ class UCRLState(NamedTuple):
         last_pair: the pair played at the previous round, int32 ``[2]``.
         last_sum: the reward sum of ``last_pair`` before that round, scalar.
         values: the last EVI values (the next warm start with ``warm_start``), ``[S]``.
+        mix_action: the other action of a mixing policy (``sets.stochastic``), int32
+            ``[S]``.
+        mix_weight: the probability of playing ``mix_action`` instead of ``policy``,
+            ``[S]`` (zeros for a deterministic policy).
+        action_noise: a fixed noise per action, drawn once, ``[A]`` (zeros unless the
+            variant breaks ties with it, ``sets.noisy_ties``).
     """
 
     policy: jax.Array
@@ -245,6 +257,9 @@ class UCRLState(NamedTuple):
     last_pair: jax.Array
     last_sum: jax.Array
     values: jax.Array
+    mix_action: jax.Array
+    mix_weight: jax.Array
+    action_noise: jax.Array
 
     @property
     def unconverged(self) -> jax.Array:
@@ -269,6 +284,51 @@ def kl_ucrl_constants(num_states: int, num_actions: int, t, delta):
     return C_P, C_R
 
 
+class EVISets:
+    """What every ``sets`` value of the family shares unless it says otherwise: planning
+    by extended value iteration over its ``ball`` and a deterministic episode policy.
+
+    A variant that plans otherwise (SCAL's span-truncated operator,
+    :mod:`jaxmdp.agents.scal`) brings its own ``planner``; one whose policy mixes two
+    actions per state sets ``stochastic`` and brings ``mixture``; one with another episode
+    rule (TUCRL's, :mod:`jaxmdp.agents.tucrl`) brings ``ends_episode``.
+    """
+
+    #: Whether the episode's policy mixes two actions (``mixture``).
+    stochastic: ClassVar[bool] = False
+    #: Whether the replication draws a fixed noise per action (``UCRLState.action_noise``)
+    #: for its planner to break ties with.
+    noisy_ties: ClassVar[bool] = False
+    #: Iterates EVI remembers to detect a cycle (``cycle_memory`` of :func:`jaxmdp.evi`;
+    #: 0: none).
+    cycle_memory: ClassVar[int] = 0
+
+    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
+        """Extended value iteration over ``ball`` (:func:`jaxmdp.planning.evi_planner`)."""
+        return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start,
+                           cycle_memory=_hook(self, "cycle_memory"))
+
+    def ends_episode(self, state, x, action) -> jax.Array:
+        """Whether the round in state ``x`` starts a new episode (after the first): the
+        doubling rule of Jaksch et al. (Figure 1) for the pair ``(x, action)`` about to be
+        played, ``nu_k(x, a) >= max(1, N_k(x, a))``."""
+        return state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action])
+
+    def mixture(self, model: ConfidenceSet, solution):
+        """``(other_action [S], weight [S])``: with probability ``weight[s]`` the policy
+        plays ``other_action[s]`` instead of ``solution.policy[s]``; None: never."""
+        del model, solution
+
+
+def _hook(sets, name: str):
+    """The variant's ``name`` (a method or flag of :class:`EVISets`), or the family's
+    default where ``sets`` has none."""
+    if hasattr(sets, name):
+        return getattr(sets, name)
+    default = getattr(EVISets, name)
+    return default.__get__(sets) if callable(default) else default
+
+
 def _uniform_centre(counts, num_states: int, dtype):
     """``(tried, n, p_hat)``: ``n = max(1, N_k)`` and ``p_hat`` uniform on untried pairs."""
     visits = jnp.sum(counts, axis=-1)
@@ -280,7 +340,7 @@ def _uniform_centre(counts, num_states: int, dtype):
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL2Sets:
+class UCRL2Sets(EVISets):
     """UCRL2's sets (Jaksch, Ortner & Auer 2010, Figure 1): the L1 ball of radius
     ``sqrt(14 S ln(2 A t_k / delta) / n)`` around ``p_hat`` (uniform on untried pairs)
     and the reward ``min(1, r_hat + sqrt(7 ln(2 S A t_k / delta) / (2 n)))``."""
@@ -299,7 +359,7 @@ class UCRL2Sets:
 
 
 @dataclasses.dataclass(frozen=True)
-class KLUCRLSets:
+class KLUCRLSets(EVISets):
     """KL-UCRL's sets (Filippi, Cappé & Garivier 2010): the KL ball of radius ``C_P / n``
     (``+inf`` on untried pairs, centred on uniform) and the reward ``r_hat + sqrt(C_R /
     n)``, :func:`kl_ucrl_constants`.
@@ -344,7 +404,7 @@ def _empirical(counts, reward_sums, reward_squares, dtype):
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL2BSets:
+class UCRL2BSets(EVISets):
     """UCRL2B's sets (:func:`ucrl2b_agent`): empirical-Bernstein boxes (:class:`BoxBounds`).
 
     Attributes:
@@ -373,7 +433,7 @@ class UCRL2BSets:
 
 
 @dataclasses.dataclass(frozen=True)
-class UCRL3Sets:
+class UCRL3Sets(EVISets):
     """UCRL3's sets (:func:`ucrl3_agent`): time-uniform bounds on the empirical support and
     the near-optimistic support recomputed at every sweep (:class:`UCRL3Bounds`).
 
@@ -421,13 +481,19 @@ class UCRL3Sets:
         return p_hat, r_tilde, bounds
 
 
-def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig):
+def _confidence(counts, reward_sums, reward_squares, t, spec: EnvSpec, config: UCRLConfig,
+                current=None, agent_state=None):
     """``(p_hat, r_tilde, radius, epsilon)`` of the episode starting at round ``t``."""
     dtype = jnp.asarray(spec.rewards).dtype
     t_k = jnp.asarray(t).astype(dtype)
     epsilon = 1.0 / (jnp.sqrt(t_k) if config.epsilon_rule == "sqrt" else t_k)
-    p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
-                                                    t_k, spec, config)
+    at_state = getattr(config.sets, "confidence_at", None)
+    if at_state is None:
+        p_hat, r_tilde, radius = config.sets.confidence(counts, reward_sums, reward_squares,
+                                                        t_k, spec, config)
+    else:
+        p_hat, r_tilde, radius = at_state(counts, reward_sums, reward_squares, t_k, spec,
+                                          config, current, agent_state)
     if config.known_rewards:
         r_tilde = jnp.asarray(spec.rewards, dtype)
     return p_hat, r_tilde, radius, epsilon
@@ -445,15 +511,19 @@ def tied_choices(p_opt, r_tilde, u, mask, visits, ties: str):
     return tied & (v == jnp.min(v, axis=-1, keepdims=True))
 
 
-def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
+def _new_episode(counts, reward_sums, t, x, state: UCRLState, spec: EnvSpec,
                  config: UCRLConfig) -> UCRLState:
     p_hat, r_tilde, radius, epsilon = _confidence(counts, reward_sums, state.reward_squares,
-                                                  t, spec, config)
+                                                  t, spec, config, current=x,
+                                                  agent_state=state)
     planner = config.planner
     mask = jnp.asarray(spec.mask, bool)
     model = ConfidenceSet(p_hat, r_tilde, radius, mask, epsilon)
     result, values = planner.update(state.values, ModelChange(model))
     visits = jnp.sum(counts, axis=-1).astype(jnp.int32)
+    mix_action, mix_weight = state.mix_action, state.mix_weight
+    if _hook(config.sets, "stochastic"):
+        mix_action, mix_weight = config.sets.mixture(model, result)
     if config.ties == "lowest":
         choices = state.choices
     else:
@@ -471,19 +541,23 @@ def _new_episode(counts, reward_sums, t, state: UCRLState, spec: EnvSpec,
         + (result.status != Status.CONVERGED).astype(jnp.int32),
         choices=choices,
         values=values.astype(state.values.dtype),
+        mix_action=mix_action.astype(jnp.int32),
+        mix_weight=mix_weight.astype(state.mix_weight.dtype),
     )
 
 
-def _keep(counts, reward_sums, t, state: UCRLState, mask, rewards) -> UCRLState:
-    del counts, reward_sums, t, mask, rewards
+def _keep(counts, reward_sums, t, x, state: UCRLState, mask, rewards) -> UCRLState:
+    del counts, reward_sums, t, x, mask, rewards
     return state
 
 
 def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
-    del key, config
     S, A = spec.num_states, spec.num_actions
     zero = jnp.zeros((), jnp.int32)
     dtype = jnp.asarray(spec.rewards).dtype
+    noise = jnp.zeros(A, dtype)
+    if _hook(config.sets, "noisy_ties"):
+        noise = jax.random.uniform(key, (A,), dtype)
     return UCRLState(policy=jnp.zeros(S, jnp.int32),
                      episode_visits=jnp.zeros((S, A), jnp.int32),
                      nu=jnp.zeros((S, A), jnp.int32), t_k=zero, episodes=zero,
@@ -492,7 +566,10 @@ def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
                      reward_squares=jnp.zeros((S, A), dtype),
                      last_pair=jnp.zeros(2, jnp.int32),
                      last_sum=jnp.zeros((), dtype),
-                     values=jnp.zeros(S, dtype))
+                     values=jnp.zeros(S, dtype),
+                     mix_action=jnp.zeros(S, jnp.int32),
+                     mix_weight=jnp.zeros(S, dtype),
+                     action_noise=noise)
 
 
 def _draw(key, state: UCRLState, x, config):
@@ -512,18 +589,20 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         jnp.where(obs.step > 0, reward * reward, 0.0)))
     first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
     action = _draw(first, state, x, config)
-    start = (obs.step == 0) | (
-        state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action]))
+    start = (obs.step == 0) | _hook(config.sets, "ends_episode")(state, x, action)
 
-    def plan(counts, reward_sums, t, state, mask, rewards):
+    def plan(counts, reward_sums, t, x, state, mask, rewards):
         # The environment's arrays are operands, not closed over: they may be tracers,
         # which cond_any's custom_vmap cannot close over.
-        return _new_episode(counts, reward_sums, t, state,
+        return _new_episode(counts, reward_sums, t, x, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
     state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
-                                      state, spec.mask, spec.rewards)
-    if config.ties == "lowest":
+                                      x, state, spec.mask, spec.rewards)
+    if _hook(config.sets, "stochastic"):
+        other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
+        action = jnp.where(other, state.mix_action[x], state.policy[x])
+    elif config.ties == "lowest":
         action = state.policy[x]
     else:
         action = jnp.where(start, _draw(second, state, x, config), action)
@@ -554,6 +633,9 @@ def _check_config(config: UCRLConfig) -> None:
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
     _check_bool("warm_start", config.warm_start)
+    if _hook(config.sets, "stochastic") and config.ties != "lowest":
+        raise ValueError(f"ties must be 'lowest' for a variant with a mixing policy, "
+                         f"got {config.ties!r}")
 
 
 def _validate(spec: EnvSpec, config: UCRLConfig) -> None:
