@@ -88,7 +88,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.protocol import Agent, EnvSpec
-from jaxmdp.agents.ucrl import EVISets, _check_bool, _uniform_centre, ucrl_family_agent
+from jaxmdp.agents.ucrl import EVISets, check_bool, ucrl_family_agent, uniform_centre
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Solution, Status
 from jaxmdp.planning.evi import BoxBounds, box_maximise
 
@@ -289,7 +289,7 @@ class SCALSets(EVISets):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode starting at ``t_k``."""
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
-        _, n, p_hat = _uniform_centre(counts, S, dtype)
+        _, n, p_hat = uniform_centre(counts, S, dtype)
         _, _, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
         log_term = jnp.log(6.0 * S * A * n / self._delta(t_k, config))  # L_CONST = 6
         width = jnp.sqrt(p_hat * (1.0 - p_hat) * (log_term / n)[..., None]) + (
@@ -361,7 +361,7 @@ def scal_agent(*, span_constraint: float = 5.0, published_delta: bool = False,
         2.0
     """
     _check_span(span_constraint, tau)
-    _check_bool("published_delta", published_delta)
+    check_bool("published_delta", published_delta)
     return ucrl_family_agent("scal", SCALSets(float(span_constraint), published_delta,
                                               float(tau)),
                              known_rewards=known_rewards, delta=delta, epsilon_rule="sqrt",
@@ -399,7 +399,7 @@ def scal_plus_agent(*, span_constraint: float = 5.0, published_delta: bool = Fal
         5.0
     """
     _check_span(span_constraint, tau)
-    _check_bool("published_delta", published_delta)
+    check_bool("published_delta", published_delta)
     return ucrl_family_agent("scal_plus", SCALPlusSets(float(span_constraint),
                                                        published_delta, float(tau)),
                              known_rewards=False, delta=delta, epsilon_rule="sqrt",

@@ -65,7 +65,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.protocol import Agent, EnvSpec
-from jaxmdp.agents.ucrl import EVISets, _check_bool, _uniform_centre, ucrl_family_agent
+from jaxmdp.agents.ucrl import EVISets, check_bool, ucrl_family_agent, uniform_centre
 from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Solution, Status
 from jaxmdp.planning.evi import box_maximise
 
@@ -274,7 +274,7 @@ class TUCRLSets(EVISets):
         ``current`` (the state itself counts as observed)."""
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
-        _, n, p_hat = _uniform_centre(counts, S, dtype)
+        _, n, p_hat = uniform_centre(counts, S, dtype)
         visits = jnp.sum(counts, axis=-1)
         m = jnp.maximum(visits - 1, 1).astype(dtype)
         delta = 1.0 / jnp.sqrt(t_k) if self.published_delta else config.delta
@@ -340,9 +340,9 @@ def tucrl_agent(*, published_delta: bool = False, published_stop: bool = False,
         >>> jm.get_agent("tucrl").config.sets.published_stop
         False
     """
-    _check_bool("published_delta", published_delta)
-    _check_bool("published_stop", published_stop)
-    _check_bool("noisy_ties", noisy_ties)
+    check_bool("published_delta", published_delta)
+    check_bool("published_stop", published_stop)
+    check_bool("noisy_ties", noisy_ties)
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau <= 1:
         raise ValueError(f"tau must be a number in (0, 1], got {tau!r}")
     return ucrl_family_agent("tucrl", TUCRLSets(published_delta, published_stop, float(tau),

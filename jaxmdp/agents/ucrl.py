@@ -329,7 +329,7 @@ def _hook(sets, name: str):
     return default.__get__(sets) if callable(default) else default
 
 
-def _uniform_centre(counts, num_states: int, dtype):
+def uniform_centre(counts, num_states: int, dtype):
     """``(tried, n, p_hat)``: ``n = max(1, N_k)`` and ``p_hat`` uniform on untried pairs."""
     visits = jnp.sum(counts, axis=-1)
     tried = visits > 0
@@ -352,7 +352,7 @@ class UCRL2Sets(EVISets):
         del reward_squares
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
-        _, n, p_hat = _uniform_centre(counts, S, dtype)
+        _, n, p_hat = uniform_centre(counts, S, dtype)
         radius = jnp.sqrt(14.0 * S * jnp.log(2.0 * A * t_k / config.delta) / n)
         bonus = jnp.sqrt(7.0 * jnp.log(2.0 * S * A * t_k / config.delta) / (2.0 * n))
         return p_hat, jnp.minimum(reward_sums.astype(dtype) / n + bonus, 1.0), radius
@@ -382,7 +382,7 @@ class KLUCRLSets(EVISets):
         del reward_squares
         dtype = jnp.asarray(spec.rewards).dtype
         S, A = spec.num_states, spec.num_actions
-        tried, n, p_hat = _uniform_centre(counts, S, dtype)
+        tried, n, p_hat = uniform_centre(counts, S, dtype)
         C_P, C_R = kl_ucrl_constants(S, A, t_k, config.delta)
         radius = jnp.where(tried, C_P / n, jnp.inf)
         bonus = jnp.sqrt(C_R / n)
@@ -612,13 +612,13 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         last_sum=obs.reward_sums[x, action].astype(state.last_sum.dtype))
 
 
-def _check_bool(name: str, value) -> None:
+def check_bool(name: str, value) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be a bool, got {value!r}")
 
 
 def _check_config(config: UCRLConfig) -> None:
-    _check_bool("known_rewards", config.known_rewards)
+    check_bool("known_rewards", config.known_rewards)
     d = config.delta
     if (isinstance(d, bool) or not isinstance(d, numbers.Real)
             or not 0.0 < float(d) < 1.0):
@@ -632,7 +632,7 @@ def _check_config(config: UCRLConfig) -> None:
     check_cond(config.cond)
     if config.ties not in TIES:
         raise ValueError(f"ties must be one of {list(TIES)}, got {config.ties!r}")
-    _check_bool("warm_start", config.warm_start)
+    check_bool("warm_start", config.warm_start)
     if _hook(config.sets, "stochastic") and config.ties != "lowest":
         raise ValueError(f"ties must be 'lowest' for a variant with a mixing policy, "
                          f"got {config.ties!r}")
@@ -727,7 +727,7 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
         raise ValueError(f"name must be one of ['ucrl2', 'kl_ucrl'], got {name!r}")
     if cond is None:
         cond = "chunked" if name == "ucrl2" else "compact"
-    _check_bool("search_up_bug", search_up_bug)
+    check_bool("search_up_bug", search_up_bug)
     if search_up_bug and name != "kl_ucrl":
         raise ValueError(f"search_up_bug applies to 'kl_ucrl' only, got name {name!r}")
     sets = UCRL2Sets() if name == "ucrl2" else KLUCRLSets(search_up_bug)
@@ -893,8 +893,8 @@ def ucrl3_agent(*, lazy: bool = False, key_sums: bool = False,
         ties = "random_most_visited" if lazy is True else "random_least_visited"
     if warm_start is None:
         warm_start = lazy is not True
-    _check_bool("lazy", lazy)
-    _check_bool("key_sums", key_sums)
+    check_bool("lazy", lazy)
+    check_bool("key_sums", key_sums)
     b = bisection_tol
     if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real)
                           or not 0 < b < 1):
