@@ -18,11 +18,13 @@ from jaxmdp.analysis.statistics import mean_ci
 AGENT_LABELS = {"ucb": "MDP-UCB", "dmed": "MDP-DMED", "olp": "OLP", "ps": "MDP-PS",
                 "ucrl2": "UCRL2", "kl_ucrl": "KL-UCRL", "tsde": "TSDE", "imed_rl": "IMED-RL",
                 "ucrl2b": "UCRL2B", "ucrl3": "UCRL3", "psrl": "PSRL",
-                "optimistic_q": "Optimistic Q"}
+                "optimistic_q": "Optimistic Q", "med_rl": "MED-RL", "scal": "SCAL",
+                "scal_plus": "SCAL+", "tucrl": "TUCRL"}
 AGENT_COLORS = {"ucb": "tab:blue", "dmed": "tab:red", "olp": "tab:green", "ps": "tab:purple",
                 "ucrl2": "tab:orange", "kl_ucrl": "tab:brown", "tsde": "tab:pink",
                 "imed_rl": "tab:olive", "ucrl2b": "tab:gray", "ucrl3": "tab:cyan",
-                "psrl": "gold", "optimistic_q": "navy"}
+                "psrl": "gold", "optimistic_q": "navy", "med_rl": "darkgreen",
+                "scal": "crimson", "scal_plus": "teal", "tucrl": "indigo"}
 LOWER_BOUND_COLOR = "black"
 
 
