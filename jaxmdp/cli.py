@@ -159,14 +159,14 @@ def _join(args) -> None:
     if not (args.distributed or args.coordinator is not None or args.num_processes is not None
             or args.process_id is not None):
         return
-    from jaxmdp import _distributed
+    from jaxmdp._distributed import check_same, initialize
 
-    _distributed.initialize(auto=args.distributed, coordinator=args.coordinator,
-                            num_processes=args.num_processes, process_id=args.process_id,
-                            heartbeat_timeout=args.heartbeat_timeout)
+    initialize(auto=args.distributed, coordinator=args.coordinator,
+               num_processes=args.num_processes, process_id=args.process_id,
+               heartbeat_timeout=args.heartbeat_timeout)
     same = {key: str(value) if isinstance(value, Path) else value
             for key, value in vars(args).items() if key not in ("process_id", "coordinator")}
-    _distributed.check_same("arguments", same)
+    check_same("arguments", same)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -389,9 +389,9 @@ def main(argv=None) -> int:
         print(f"jaxmdp: error: {error}", file=sys.stderr)
         code = 2
     if getattr(args, "command", None) in ("run", "bench"):
-        from jaxmdp import _distributed
+        from jaxmdp._distributed import barrier
 
-        _distributed.barrier("exit")  # over several processes: after process 0's files
+        barrier("exit")  # over several processes: after process 0's files
     return code
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxmdp import _distributed
+from jaxmdp._distributed import broadcast, is_writer
 from jaxmdp._files import write_atomic
 from jaxmdp.agents import Agent, agent_options, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
@@ -517,11 +517,11 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
     requested = run_settings(mdp, labelled, horizon=horizon, replications=replications,
                              seed=seed, record_every=record_every,
                              initial_counts=initial_counts, env=env)
-    writer = _distributed.is_writer()
+    writer = is_writer()
     settings, data = ({}, {}) if force or not writer else _resumable(path, requested)
     settings = dict(requested, agents=settings.get("agents", {}))
     # Process 0's reading of the saved results decides for every process.
-    reused = set(_distributed.broadcast(sorted(settings["agents"])))
+    reused = set(broadcast(sorted(settings["agents"])))
     data.pop("settings_sha256", None)
     if writer and "lower_bound" not in data:
         if lower_bound is None:
