@@ -168,6 +168,17 @@ def test_every_public_name_has_an_api_entry():
     assert not missing, f"public names without an entry in docs/api/: {missing}"
 
 
+def test_each_object_is_rendered_on_one_page():
+    # mkdocs-autorefs refuses (a warning, fatal under --strict) two primary anchors for one
+    # object: a guide page links to the API entry rather than rendering it again.
+    pages: dict[str, list[str]] = {}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for match in _ENTRY.finditer(page.read_text()):
+            pages.setdefault(match.group(1), []).append(str(page.relative_to(ROOT)))
+    twice = {path: where for path, where in pages.items() if len(where) > 1}
+    assert pages and not twice, f"objects rendered on more than one page: {twice}"
+
+
 def test_the_coverage_check_sees_the_public_names():
     # The check must fail for a public name without an entry, and see every agent factory
     # (the factories of the paper's four agents and of the baselines), so that it cannot
