@@ -60,6 +60,11 @@ if _SUITE_CACHE:
     from jaxmdp import _cache  # noqa: E402
 
     os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["JAXMDP_TEST_CACHE_DIR"]
+    # Subprocesses (command lines, several processes, forced host devices) read JAX's
+    # thresholds from the environment: cache every program there too, not only those that
+    # take a second to compile (JAX's default).
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "-1"
     os.environ.setdefault(_cache.DISABLE_VARIABLE, "0")
     _cache.enable_compilation_cache(os.environ["JAXMDP_TEST_CACHE_DIR"])
 else:
