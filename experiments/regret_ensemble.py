@@ -18,11 +18,7 @@ Writes ``results/regret_ensemble.npz`` and its settings ``.json`` (atomically af
 agent; re-running reuses saved agents for the same settings unless ``--force``) and
 ``figures/regret_ensemble.png``; ``--plot-only`` redraws from the saved results.
 Defaults (CPU, a few minutes): GARNET(10, 2, 3), 50 instances, 2 replications, horizon
-2,000, every agent but UCRL3. UCRL3's extended value iteration runs up to 1,000 sweeps of
-near-optimistic supports at each episode start, and on this ensemble it takes longer than
-all the other agents together (the measurement is on the docs' results page);
-``--agents ucrl3`` (or ``--full``) runs it.
-``--full``: every agent, 200 instances, 10 replications, horizon 100,000.
+2,000, every agent. ``--full``: 200 instances, 10 replications, horizon 100,000.
 
     python experiments/regret_ensemble.py [--full] [--instances 50] [--replications 2]
                                           [--horizon 2000] [--family garnet-10-2-3]
@@ -48,9 +44,6 @@ from jaxmdp.analysis.statistics import (  # noqa: E402
 )
 
 NAME = "regret_ensemble"
-#: Agents the CPU-size default leaves out (see the module docstring); ``--full`` and
-#: ``--agents`` run them.
-CPU_LEFT_OUT = ("ucrl3",)
 
 
 def _agents(names):
@@ -68,8 +61,7 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=None,
                         help="default 2000; 100000 with --full")
     parser.add_argument("--agents", nargs="+", default=None,
-                        help="default: every registered agent (jaxmdp.agent_names()) but "
-                             f"{', '.join(CPU_LEFT_OUT)}; all of them with --full")
+                        help="default: every registered agent (jaxmdp.agent_names())")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     instances = positive_int("--instances", args.instances or (200 if args.full else 50))
@@ -78,8 +70,7 @@ def main(argv=None):
     horizon = positive_int("--horizon", args.horizon or (100_000 if args.full else 2_000))
     if horizon < 2:
         raise ValueError(f"--horizon must be at least 2, got {horizon}")
-    names = args.agents or [name for name in jm.agent_names()
-                            if args.full or name not in CPU_LEFT_OUT]
+    names = args.agents or list(jm.agent_names())
     path = args.results_dir / f"{NAME}.npz"
     if args.plot_only:
         if not path.is_file():

@@ -96,14 +96,14 @@ __all__ = [
     "gain_sensitivity",
     "index_sensitivity",
     "lower_bound_sensitivity",
-    "ConfidenceInterval",
-    "PairedDifference",
-    "bootstrap_ci",
-    "interquartile_mean",
     "mean_ci",
-    "normalised_regret",
-    "paired_difference",
+    "bootstrap_ci",
     "stratified_bootstrap_ci",
+    "ConfidenceInterval",
+    "paired_difference",
+    "PairedDifference",
+    "interquartile_mean",
+    "normalised_regret",
 ]
 
 

@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -227,8 +228,9 @@ def check_cond(cond) -> None:
         raise ValueError(f"cond must be one of {list(CONDS)}, got {cond!r}")
 
 
-def episode_cond(cond: str) -> Callable[..., Any]:
+def episode_cond(cond: str, *, chunk: int = 8) -> Callable[..., Any]:
     """The conditional ``f(pred, true_fn, false_fn, *operands)`` named ``cond``
-    (:data:`CONDS`)."""
-    return {"chunked": cond_chunked, "compact": cond_compact, "cond_any": cond_any,
-            "lax": lax.cond}[cond]
+    (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only)."""
+    if cond == "chunked":
+        return functools.partial(cond_chunked, chunk=chunk)
+    return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]

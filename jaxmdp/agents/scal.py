@@ -88,8 +88,14 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.protocol import Agent, EnvSpec
-from jaxmdp.agents.ucrl import EVISets, check_bool, ucrl_family_agent, uniform_centre
-from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Solution, Status
+from jaxmdp.agents.ucrl import (
+    EVISets,
+    check_bool,
+    ucrl_family_agent,
+    uniform_centre,
+    values_planner,
+)
+from jaxmdp.planning import ConfidenceSet, Planner, Solution, Status
 from jaxmdp.planning.evi import BoxBounds, box_maximise
 
 __all__ = ["SCALPlusSets", "SCALSets", "scal_agent", "scal_plus_agent", "scopt",
@@ -219,21 +225,14 @@ def scopt_planner(span_constraint: float, *, tau: float = TAU, max_steps: int = 
         The :class:`~jaxmdp.planning.Planner`.
     """
 
-    def init(model: ConfidenceSet):
-        return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)
+    def solve(model: ConfidenceSet, u0):
+        dtype = u0.dtype
+        return scopt(jnp.asarray(model.p_hat), jnp.asarray(model.rewards, dtype), model.radius,
+                     model.mask, u0, jnp.asarray(model.epsilon, dtype),
+                     jnp.asarray(span_constraint, dtype), jnp.asarray(tau, dtype),
+                     max_steps=max_steps)
 
-    def update(state, change: ModelChange):
-        model = change.model
-        dtype = jnp.asarray(model.p_hat).dtype
-        u0 = state if warm_start else jnp.zeros_like(state)
-        solution = scopt(jnp.asarray(model.p_hat), jnp.asarray(model.rewards, dtype),
-                         model.radius, model.mask, u0.astype(dtype),
-                         jnp.asarray(model.epsilon, dtype),
-                         jnp.asarray(span_constraint, dtype), jnp.asarray(tau, dtype),
-                         max_steps=max_steps)
-        return solution, solution.bias
-
-    return Planner(init, update)
+    return values_planner(solve, warm_start=warm_start)
 
 
 def _empirical(counts, reward_sums, reward_squares, dtype):

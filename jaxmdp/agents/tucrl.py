@@ -65,8 +65,14 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.protocol import Agent, EnvSpec
-from jaxmdp.agents.ucrl import EVISets, check_bool, ucrl_family_agent, uniform_centre
-from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Solution, Status
+from jaxmdp.agents.ucrl import (
+    EVISets,
+    check_bool,
+    ucrl_family_agent,
+    uniform_centre,
+    values_planner,
+)
+from jaxmdp.planning import ConfidenceSet, Planner, Solution, Status
 from jaxmdp.planning.evi import box_maximise
 
 __all__ = ["TUCRLBounds", "TUCRLSets", "l1_truncated_maximise", "tevi", "tevi_planner",
@@ -223,20 +229,13 @@ def tevi_planner(*, tau: float = TAU, max_steps: int = 10_000, warm_start: bool 
         The :class:`~jaxmdp.planning.Planner`.
     """
 
-    def init(model: ConfidenceSet):
-        return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)
+    def solve(model: ConfidenceSet, u0):
+        dtype = u0.dtype
+        return tevi(jnp.asarray(model.p_hat), jnp.asarray(model.rewards, dtype), model.radius,
+                    model.mask, u0, jnp.asarray(model.epsilon, dtype), jnp.asarray(tau, dtype),
+                    max_steps=max_steps, published_stop=published_stop)
 
-    def update(state, change: ModelChange):
-        model = change.model
-        dtype = jnp.asarray(model.p_hat).dtype
-        u0 = (state - state[0]) if warm_start else jnp.zeros_like(state)
-        solution = tevi(jnp.asarray(model.p_hat), jnp.asarray(model.rewards, dtype),
-                        model.radius, model.mask, u0.astype(dtype),
-                        jnp.asarray(model.epsilon, dtype), jnp.asarray(tau, dtype),
-                        max_steps=max_steps, published_stop=published_stop)
-        return solution, solution.bias
-
-    return Planner(init, update)
+    return values_planner(solve, warm_start=warm_start, recentre=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -333,7 +332,8 @@ def tucrl_agent(*, published_delta: bool = False, published_stop: bool = False,
         The :class:`~jaxmdp.Agent` named ``"tucrl"``.
 
     Raises:
-        ValueError: for an option of the wrong type or value, naming it.
+        ValueError: for an option of the wrong type or value, naming it: among others a
+            ``tau`` outside ``(0, 1]`` or a ``noisy_ties`` that is not a bool.
 
     Example:
         >>> import jaxmdp as jm

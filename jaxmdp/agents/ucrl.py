@@ -302,6 +302,9 @@ class EVISets:
     #: Iterates EVI remembers to detect a cycle (``cycle_memory`` of :func:`jaxmdp.evi`;
     #: 0: none).
     cycle_memory: ClassVar[int] = 0
+    #: Replications whose episode starts plan together under ``cond="chunked"`` (the
+    #: ``chunk`` of :func:`~jaxmdp.agents.batching.cond_chunked`).
+    episode_chunk: ClassVar[int] = 8
 
     def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
         """Extended value iteration over ``ball`` (:func:`jaxmdp.planning.evi_planner`)."""
@@ -452,6 +455,10 @@ class UCRL3Sets(EVISets):
     #: iterates then repeat bit for bit (periods 2 to 8 on grid-4-room), and the sweeps
     #: up to ``max_evi_steps`` are skipped with the same result.
     cycle_memory: ClassVar[int] = 16
+    #: Episode starts plan one replication at a time under ``cond="chunked"``: a sweep
+    #: computes the support of every pair and costs in proportion to the rows it runs, so a
+    #: chunk of 8 rows (the last one padded) pays for 8 until its slowest row stops.
+    episode_chunk: ClassVar[int] = 1
 
     @property
     def ball(self):
@@ -597,8 +604,9 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         return _new_episode(counts, reward_sums, t, x, state,
                             spec._replace(mask=mask, rewards=rewards), config)
 
-    state = episode_cond(config.cond)(start, plan, _keep, obs.counts, obs.reward_sums, obs.t,
-                                      x, state, spec.mask, spec.rewards)
+    state = episode_cond(config.cond, chunk=_hook(config.sets, "episode_chunk"))(
+        start, plan, _keep, obs.counts, obs.reward_sums, obs.t, x, state, spec.mask,
+        spec.rewards)
     if _hook(config.sets, "stochastic"):
         other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
         action = jnp.where(other, state.mix_action[x], state.policy[x])
@@ -610,6 +618,31 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         nu=state.nu.at[x, action].add(1),
         last_pair=jnp.stack([x, action]).astype(jnp.int32),
         last_sum=obs.reward_sums[x, action].astype(state.last_sum.dtype))
+
+
+def values_planner(solve, *, warm_start: bool, recentre: bool = False) -> Planner:
+    """A :class:`~jaxmdp.planning.Planner` whose state is the last solution's values.
+
+    ``update`` calls ``solve(model, u0)`` (``model`` the change's
+    :class:`~jaxmdp.planning.ConfidenceSet`, ``u0`` in its dtype) with ``u0`` the previous
+    values (minus their entry at state 0 when ``recentre``) if ``warm_start``, else zeros,
+    and keeps the solution's ``bias``. The planners of SCAL and TUCRL are this with their
+    own ``solve``.
+    """
+
+    def init(model: ConfidenceSet):
+        return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)
+
+    def update(state, change: ModelChange):
+        model = change.model
+        if not warm_start:
+            u0 = jnp.zeros_like(state)
+        else:
+            u0 = state - state[0] if recentre else state
+        solution = solve(model, u0.astype(jnp.asarray(model.p_hat).dtype))
+        return solution, solution.bias
+
+    return Planner(init, update)
 
 
 def check_bool(name: str, value) -> None:

@@ -5,6 +5,7 @@ rows that need it only."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxmdp.agents.batching import cond_any, cond_compact
 
@@ -57,8 +58,10 @@ def test_inside_scan_under_vmap_with_unbatched_operands():
     assert calls
 
 
-def test_cond_chunked_plans_only_needed_rows_in_passes():
-    from jaxmdp.agents.batching import cond_chunked
+@pytest.mark.parametrize("chunk", [2, 1])
+def test_cond_chunked_plans_only_needed_rows_in_passes(chunk):
+    # Through episode_cond, as the agents call it (UCRL3 plans one row at a time).
+    from jaxmdp.agents.batching import episode_cond
 
     calls = []
 
@@ -66,8 +69,9 @@ def test_cond_chunked_plans_only_needed_rows_in_passes():
         jax.debug.callback(lambda n: calls.append(int(n)), x.shape[0] if x.ndim else 1)
         return x * 2.0 + y
 
-    f = jax.jit(jax.vmap(lambda p, x, y: cond_chunked(p, costly, lambda x, y: x, x, y,
-                                                      chunk=2), in_axes=(0, 0, None)))
+    cond = episode_cond("chunked", chunk=chunk)
+    f = jax.jit(jax.vmap(lambda p, x, y: cond(p, costly, lambda x, y: x, x, y),
+                         in_axes=(0, 0, None)))
     x = jnp.arange(8.0)
     for pred in ([True, False, True, True, False, True, True, False],
                  [False, False, False, False, False, False, False, True],
@@ -76,7 +80,7 @@ def test_cond_chunked_plans_only_needed_rows_in_passes():
         out = jax.block_until_ready(f(pred, x, 1.0))
         np.testing.assert_array_equal(out, np.where(pred, 2 * x + 1, x))
         jax.effects_barrier()
-        assert len(calls) == -(-int(pred.sum()) // 2)  # ceil(m / chunk) passes
+        assert len(calls) == -(-int(pred.sum()) // chunk)  # ceil(m / chunk) passes
         calls.clear()
     np.testing.assert_array_equal(jax.block_until_ready(f(jnp.zeros(8, bool), x, 1.0)), x)
     jax.effects_barrier()
