@@ -39,7 +39,10 @@ package's ``MDPs_discrete/utils.py``); the script appends that directory to
 **Other MDPs.** ``--speed-envs riverswim-25 grid-4-room grid-2-room`` then times the
 published learners (on jaxmdp's matrices of those MDPs, which StatisticalRL registers as
 ``river-swim-25``, ``grid-4-room``, ``grid-2-room``; the actions in jaxmdp's order) and
-jaxmdp's agents per step on each, for the same table of ratios (no regrets).
+jaxmdp's agents per step on each, for the same table of ratios (no regrets);
+``--speed-only`` skips the river-swim-6 regret comparison and ``--no-jax`` jaxmdp's side
+(the published code's microseconds per step alone, e.g. beside
+``benchmarks/agents_speed.py``'s table of jaxmdp's default agents).
 
 Example (about 10 minutes of one core)::
 
@@ -317,6 +320,9 @@ def main(argv=None):
                          "(e.g. riverswim-25 grid-4-room grid-2-room)")
     ap.add_argument("--speed-env-horizon", type=int, default=None,
                     help="rounds per run on --speed-envs (default --horizon)")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="skip the river-swim-6 regret comparison: only the --speed-envs "
+                         "table")
     ap.add_argument("--speed-env-replications", type=int, default=1,
                     help="runs of the published code per --speed-envs environment")
     ap.add_argument("--out", default=str(HERE.parent / "results"))
@@ -335,8 +341,12 @@ def main(argv=None):
     jax_counts = [] if args.no_jax else sorted({args.jax_replications,
                                                 *args.speed_replications})
     rows = []
-    print(f"river-swim-6, T = {args.horizon}, delta = {args.delta}; mean final regret +- se")
-    for name in args.algorithms:
+    if args.speed_only and not args.speed_envs:
+        ap.error("--speed-only needs --speed-envs")
+    if not args.speed_only:
+        print(f"river-swim-6, T = {args.horizon}, delta = {args.delta}; mean final regret "
+              f"+- se")
+    for name in [] if args.speed_only else args.algorithms:
         row = {"algorithm": name}
         t0 = time.process_time()
         pub, wall = run_published(get_module, name, P, R, args.horizon, args.replications,
@@ -381,11 +391,15 @@ def main(argv=None):
         rows.append(row)
     env_rows = speed_on_envs(get_module, args, args.speed_envs) if args.speed_envs else []
     end_calibration = _calibration.calibrate()
-    print_speed(rows, args, jax_counts, end_calibration)
+    if rows:
+        print_speed(rows, args, jax_counts, end_calibration)
+    else:
+        print(_calibration.calibration_line(end_calibration) + " (at end)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    path = out / f"statisticalrl-riverswim6-T{args.horizon}-{stamp}.json"
+    what = "speed" if args.speed_only else "riverswim6"
+    path = out / f"statisticalrl-{what}-T{args.horizon}-{stamp}.json"
     settings = {k: v for k, v in vars(args).items() if k != "out"}
     path.write_text(json.dumps({"settings": settings, "calibration": calibration,
                                 "end_calibration": end_calibration, "rows": rows,

@@ -302,6 +302,11 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
                 bar.update(1)
             if data is not None:
                 results[label] = (data, measured)
+            # Release this environment's compiled programs (they stay in the persistent
+            # compilation cache): XLA keeps every loaded program mapped, and a suite of
+            # 16 environments x 16 agents otherwise runs past the process's limit on
+            # memory mappings (vm.max_map_count) on a CPU.
+            jax.clear_caches()
     if not writer:
         return []
     rows = leaderboard_rows(results, names)

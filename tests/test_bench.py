@@ -3,7 +3,9 @@ recomputations, resume, errors."""
 
 import csv
 import json
+from unittest import mock
 
+import jax
 import numpy as np
 import pytest
 from scipy import stats
@@ -19,8 +21,12 @@ AGENTS = ["ucb", "ucrl2"]
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    rows = bench.run_bench(out, agents=AGENTS, suite=SUITE, size=SIZE, progress=False,
-                           quiet=True)
+    # Each environment's compiled programs are released once its agents are done (a long
+    # suite otherwise exhausts the process's memory mappings).
+    with mock.patch.object(jax, "clear_caches", wraps=jax.clear_caches) as clear:
+        rows = bench.run_bench(out, agents=AGENTS, suite=SUITE, size=SIZE, progress=False,
+                               quiet=True)
+    assert clear.call_count == len(SUITE.split(","))
     return out, rows
 
 
