@@ -497,7 +497,8 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
             their name) or ``(label, agent)`` pairs.
         horizon, replications, seed, record_every, initial_counts, devices: passed to
             :func:`jaxmdp.simulate`.
-        force: recompute agents already in the file.
+        force: recompute the requested agents even where the file has them (the file's
+            other agents are kept).
         progress: progress bars.
         lower_bound: the constant of the ``C ln t`` line (for a batch of MDPs, one per
             instance, ``[M]``); default ``regret_lower_bound(mdp).constant``.
@@ -518,7 +519,14 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
                              seed=seed, record_every=record_every,
                              initial_counts=initial_counts, env=env)
     writer = is_writer()
-    settings, data = ({}, {}) if force or not writer else _resumable(path, requested)
+    settings, data = _resumable(path, requested) if writer else ({}, {})
+    if force:  # recompute the requested agents; keep the others saved in the file
+        settings = dict(settings, agents={label: value for label, value in
+                                          settings.get("agents", {}).items()
+                                          if label not in requested["agents"]})
+        for label in requested["agents"]:
+            for key in _agent_arrays(label):
+                data.pop(key, None)
     settings = dict(requested, agents=settings.get("agents", {}))
     # Process 0's reading of the saved results decides for every process.
     reused = set(broadcast(sorted(settings["agents"])))

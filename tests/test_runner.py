@@ -167,6 +167,13 @@ def test_force_recomputes_and_a_file_without_settings_is_recomputed(tmp_path, fa
     _run(path)
     _run(path, force=True)
     assert len(fake_simulate) == 4
+    # Forcing one agent recomputes it alone and keeps the file's other agents.
+    _run(path, agents=["ucb"], force=True)
+    assert [call[0] for call in fake_simulate] == ["ucb", "ps", "ucb", "ps", "ucb"]
+    settings, arrays = runner.load_results(path)
+    assert sorted(settings["agents"]) == ["ps", "ucb"]
+    assert float(arrays["pseudo_regret_ucb"][0, 0]) == 5.0
+    assert float(arrays["pseudo_regret_ps"][0, 0]) == 4.0
     # A results file of the positional format (a 'config' array, no settings file).
     old = tmp_path / "old.npz"
     runner.save_npz_atomic(old, config=np.array([HORIZON, REPLICATIONS, 5, 1, 0, 2]),
@@ -177,7 +184,7 @@ def test_force_recomputes_and_a_file_without_settings_is_recomputed(tmp_path, fa
     _run(old, agents=["ucb"])
     assert "recomputing every agent" in capsys.readouterr().out
     settings, arrays = runner.load_results(old)
-    assert "config" not in arrays and float(arrays["pseudo_regret_ucb"][0, 0]) == 5.0
+    assert "config" not in arrays and float(arrays["pseudo_regret_ucb"][0, 0]) == 6.0
 
 
 def test_load_results_rejects_settings_of_another_run(tmp_path, fake_simulate):

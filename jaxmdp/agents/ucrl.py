@@ -87,7 +87,11 @@ batch in such rounds; ``cond="lax"`` plans it every round. For UCRL2 all four gi
 same trajectories (tested). KL-UCRL's default stays ``cond="compact"``: its planning is
 not bitwise independent of the planning batch (with ``"chunked"`` its trajectories at
 1,000 replications on riverswim-6 differed from ``"compact"``'s), so the default keeps
-its trajectories as they were.
+its trajectories as they were. UCRL3 plans its starts one at a time
+(``UCRL3Sets.episode_chunk = 1``; 8 for the rest of the family): its sweep computes a
+support for every pair and costs in proportion to the rows it runs, so a pass of 8 rows
+pays for 8 until its slowest row stops. Its box maximiser sums over a batch whose size
+can change the rounding, so its trajectories also depend on the chunk (in the last bits).
 
 Example:
     >>> import jaxmdp as jm
@@ -179,7 +183,8 @@ class UCRLConfig(NamedTuple):
             or ``"t"`` (``1/t_k``, the StatisticalRL code's rule).
         max_evi_steps: the most EVI sweeps per episode start.
         cond: how episode starts are batched (:data:`jaxmdp.agents.batching.CONDS`):
-            ``"chunked"`` (plan only the replications that start one, 8 at a time),
+            ``"chunked"`` (plan only the replications that start one,
+            ``sets.episode_chunk`` at a time: 8, UCRL3 1),
             ``"compact"`` (plan only those, gathered into one bucket-sized batch),
             ``"cond_any"`` (no planning in rounds where no replication starts one; the
             whole batch plans in the others) or ``"lax"`` (a plain ``lax.cond``: the
