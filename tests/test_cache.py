@@ -46,7 +46,9 @@ def _env(**variables: str) -> dict[str, str]:
     """Our environment without any cache configuration, plus ``variables``."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("JAX_COMPILATION_CACHE_DIR", _cache.CACHE_DIR_VARIABLE,
-                        _cache.DISABLE_VARIABLE, "JAX_LOG_COMPILES")}
+                        _cache.DISABLE_VARIABLE, "JAX_LOG_COMPILES",
+                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["JAX_PLATFORMS"] = "cpu"
     env.update(variables)
