@@ -84,6 +84,15 @@ def base_parser(description: str, *, compile_cache: bool = True) -> argparse.Arg
     return parser
 
 
+def saved_results(path: Path | str) -> dict:
+    """The arrays saved at ``path`` (``--plot-only``); exits naming the path if there are
+    none."""
+    data = load_npz(path)
+    if data is None:
+        raise SystemExit(f"--plot-only: no saved results at {path}")
+    return data
+
+
 def positive_int(name: str, value: int) -> int:
     """Validates a CLI integer, raising ValueError that names the argument."""
     if int(value) != value or value <= 0:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import base_parser, load_npz, positive_int, save_figure  # noqa: E402
+from _common import base_parser, positive_int, save_figure, saved_results  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
 from jaxmdp import plotting  # noqa: E402
@@ -77,9 +77,7 @@ def main(argv=None):
     path = args.results_dir / f"{NAME}.npz"
     mdp = jm.envs.paper_mdp()
     if args.plot_only:
-        data = load_npz(path)
-        if data is None:
-            raise SystemExit(f"--plot-only: no saved results at {path}")
+        data = saved_results(path)
     else:
         data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
                           replications=args.replications, seed=args.seed,

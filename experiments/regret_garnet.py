@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jax  # noqa: E402
-from _common import base_parser, load_npz, positive_int, save_figure  # noqa: E402
+from _common import base_parser, positive_int, save_figure, saved_results  # noqa: E402
 from regret import DEFAULT_AGENTS, check_options, curves, run_agents, summary  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
@@ -58,9 +58,7 @@ def main(argv=None):
     path = args.results_dir / f"{name}.npz"
     mdp = jm.envs.garnet(jax.random.key(args.seed), args.states, 4, 5)
     if args.plot_only:
-        data = load_npz(path)
-        if data is None:
-            raise SystemExit(f"--plot-only: no saved results at {path}")
+        data = saved_results(path)
     else:
         data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
                           replications=args.replications, seed=args.seed,

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import base_parser, load_npz, save_figure, save_npz_atomic  # noqa: E402
+from _common import base_parser, save_figure, save_npz_atomic, saved_results  # noqa: E402
 from regret import DEFAULT_AGENTS, check_options, curves, run_agents, summary  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
@@ -68,9 +68,7 @@ def main(argv=None):
         mdp = jm.envs.make(env).with_reward_law("bernoulli")
         path = args.results_dir / f"{NAME}_{env}.npz"
         if args.plot_only:
-            data = load_npz(path)
-            if data is None:
-                raise SystemExit(f"--plot-only: no saved results at {path}")
+            data = saved_results(path)
         else:
             agents = [(f"{a}-known", jm.get_agent(a)) for a in args.agents]
             agents += [(f"{a}-learned", jm.get_agent(a, known_rewards=False))

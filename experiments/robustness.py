@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import base_parser, load_npz, save_figure  # noqa: E402
+from _common import base_parser, save_figure, saved_results  # noqa: E402
 from regret import (  # noqa: E402
     add_options,
     check_options,
@@ -64,9 +64,7 @@ def main(argv=None):
     path = args.results_dir / f"{NAME}.npz"
     mdp = jm.envs.paper_mdp()
     if args.plot_only:
-        data = load_npz(path)
-        if data is None:
-            raise SystemExit(f"--plot-only: no saved results at {path}")
+        data = saved_results(path)
     else:
         data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
                           replications=args.replications, seed=args.seed,

@@ -64,6 +64,7 @@ from _common import (  # noqa: E402
     positive_int,
     save_figure,
     save_npz_atomic,
+    saved_results,
 )
 
 import jaxmdp as jm  # noqa: E402
@@ -389,9 +390,7 @@ def main(argv=None):
         jm.get_agent(name)
     path = args.results_dir / f"{NAME}.npz"
     if args.plot_only:
-        data = load_npz(path)
-        if data is None:
-            raise SystemExit(f"--plot-only: no saved results at {path}")
+        data = saved_results(path)
     else:
         data = run(args, path)
     path_figure = save_figure(figure(data), NAME, figures_dir=args.figures_dir)

@@ -41,6 +41,7 @@ from _common import (  # noqa: E402
     positive_int,
     save_figure,
     save_npz_atomic,
+    saved_results,
 )
 
 jax.config.update("jax_enable_x64", True)
@@ -554,9 +555,7 @@ def main(argv=None):
     if args.design:
         path = args.results_dir / f"{DESIGN_NAME}.npz"
         if args.plot_only:
-            data = load_npz(path)
-            if data is None:
-                raise SystemExit(f"--plot-only: no saved results at {path}")
+            data = saved_results(path)
         else:
             data = compute_design(args, path)
         names = ["start"] + [n for n in ("min", "max") if f"pseudo_regret_{n}" in data]

@@ -24,7 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
-from _common import base_parser, load_npz, positive_int, save_figure, save_npz_atomic  # noqa: E402
+from _common import (  # noqa: E402
+    base_parser,
+    load_npz,
+    positive_int,
+    save_figure,
+    save_npz_atomic,
+    saved_results,
+)
 
 import jaxmdp as jm  # noqa: E402
 
@@ -105,9 +112,7 @@ def main(argv=None):
         raise ValueError(f"--agents must be registered agents, got {unknown}")
     path = args.results_dir / f"{NAME}.npz"
     if args.plot_only:
-        data = load_npz(path)
-        if data is None:
-            raise SystemExit(f"--plot-only: no saved results at {path}")
+        data = saved_results(path)
     else:
         data = run(path, agents=args.agents, horizon=args.horizon,
                    replications=args.replications, seed=args.seed,
