@@ -43,11 +43,16 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-__all__ = ["COMPACT_BUCKETS", "CONDS", "check_cond", "cond_any", "cond_chunked", "cond_compact",
-           "episode_cond"]
+__all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_FRACTIONS", "check_cond", "cond_any",
+           "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
+
+
+#: The sizes of :func:`masked_elementwise`'s passes, as divisors of the number of entries
+#: (plus all of them).
+ENTRY_FRACTIONS = (16, 8, 4, 2)
 
 
 def _broadcast(leaf, batched: bool, size: int):
@@ -234,3 +239,81 @@ def episode_cond(cond: str, *, chunk: int = 8) -> Callable[..., Any]:
     if cond == "chunked":
         return functools.partial(cond_chunked, chunk=chunk)
     return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]
+
+
+def _masked_flat(fn, mask, args, fractions):
+    """:func:`masked_elementwise` on 1-d arrays: one ``lax.switch`` over the pass sizes."""
+    n = mask.shape[0]
+    sizes = sorted({max(1, n // k) for k in fractions if n // k < n}) + [n]
+    shapes = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1,), a.dtype) for a in args))
+
+    def zeros(*args):
+        del args
+        return jax.tree_util.tree_map(lambda s: jnp.zeros((n,), s.dtype), shapes)
+
+    def gathered(size):
+        def run(*args):
+            if size == n:
+                return jax.tree_util.tree_map(
+                    lambda out: jnp.where(mask, out, jnp.zeros((), out.dtype)), fn(*args))
+            idx = jnp.nonzero(mask, size=size, fill_value=n)[0]
+            # Padding repeats the first entry (its results are dropped).
+            safe = jnp.where(idx < n, idx, idx[0])
+            out = fn(*(a[safe] for a in args))
+            return jax.tree_util.tree_map(
+                lambda o: jnp.zeros((n,), o.dtype).at[idx].set(o, mode="drop"), out)
+
+        return run
+
+    count = jnp.sum(mask, dtype=jnp.int32)
+    which = jnp.where(count == 0, 0,
+                      1 + jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count))
+    return lax.switch(which, [zeros] + [gathered(k) for k in sizes], *args)
+
+
+def masked_elementwise(fn: Callable[..., Any], mask: jax.Array, *args: jax.Array,
+                       fractions: tuple[int, ...] = ENTRY_FRACTIONS) -> Any:
+    """``fn(*args)`` where ``mask`` is True and 0 elsewhere, computed on the True entries.
+
+    ``fn`` is elementwise: its result at an entry depends on the arguments at that entry
+    only (a bisection run to a fixed point entry by entry, say), so it can run on any
+    subset of the entries. The True entries are gathered into a pass of the smallest size
+    ``n // k`` (``k`` in ``fractions``, ``n`` the number of entries) that holds them, or
+    all ``n``, ``fn`` runs on the pass, and its results are scattered back; ``lax.switch``
+    picks the size, so the cost follows the number of True entries: suited to a costly
+    ``fn`` needed on a sparse set (the transitions seen so far). Under ``vmap`` the batch
+    is flattened with the entries (its rule calls this function on the batched arrays),
+    so the switch is not batched and runs one branch. The results equal ``jnp.where(mask,
+    fn(*args), 0)`` bit for bit; each size is one compiled copy of ``fn``.
+
+    Args:
+        fn: an elementwise function of ``len(args)`` arrays, returning an array or a
+            pytree of arrays of their shape.
+        mask: bool, any shape.
+        *args: arrays of ``mask``'s shape.
+        fractions: the divisors of ``n`` that give the pass sizes.
+
+    Returns:
+        ``fn``'s output structure, each leaf of ``mask``'s shape, 0 where ``mask`` is
+        False.
+    """
+
+    @custom_vmap
+    def run(mask, *args):
+        shape = mask.shape
+        flat = [a.reshape(-1) for a in args]
+        out = _masked_flat(fn, mask.reshape(-1), flat, fractions)
+        return jax.tree_util.tree_map(lambda o: o.reshape(shape), out)
+
+    @run.def_vmap
+    def _rule(axis_size, in_batched, mask, *args):
+        mask = _broadcast(mask, in_batched[0], axis_size)
+        args = [_broadcast(a, b, axis_size) for a, b in zip(args, in_batched[1:])]
+        out = run(mask, *args)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    for name, a in (("mask", mask),) + tuple((f"args[{i}]", a) for i, a in enumerate(args)):
+        if jnp.shape(a) != jnp.shape(mask):
+            raise ValueError(f"{name} must have mask's shape {jnp.shape(mask)}, got "
+                             f"{jnp.shape(a)}")
+    return run(mask, *args)

@@ -109,6 +109,7 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 from typing import Any, ClassVar, NamedTuple
@@ -117,7 +118,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmdp.agents.batching import check_cond, episode_cond
+from jaxmdp.agents.batching import check_cond, episode_cond, masked_elementwise
 from jaxmdp.agents.confidence import (
     ucrl2b_reward_upper,
     ucrl2b_transition_box,
@@ -478,8 +479,12 @@ class UCRL3Sets(EVISets):
         visits, n, p_hat, mean, var = _empirical(counts, reward_sums, reward_squares, dtype)
         d = config.delta / (S * A * (3 + 3 * S))  # UCRL3.py line 13
         support = counts > 0
-        lower, upper = ucrl3_transition_bounds(p_hat, visits[..., None], d,
-                                               bisection_tol=self.bisection_tol)
+        # The bounds are bisections, needed on the empirical support only (the rest is
+        # `upper_out`): computed on the pairs' seen transitions alone.
+        lower, upper = masked_elementwise(
+            functools.partial(ucrl3_transition_bounds, delta=d,
+                              bisection_tol=self.bisection_tol),
+            support, p_hat, jnp.broadcast_to(visits[..., None], p_hat.shape).astype(dtype))
         _, upper_out = ucrl3_transition_bounds(jnp.zeros_like(n), visits, d,
                                                bisection_tol=self.bisection_tol)
         r_tilde = ucrl3_reward_upper(mean, var, visits, d)

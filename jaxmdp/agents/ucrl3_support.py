@@ -15,9 +15,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from jaxmdp.planning import InnerMaximisation
-from jaxmdp.planning.evi import box_maximise, register_ball
+from jaxmdp.planning.evi import box_maximise_sorted, register_ball
 
 __all__ = ["UCRL3_BALL", "UCRL3_KEY_SUMS_BALL", "UCRL3Bounds", "near_optimistic_support"]
 
@@ -42,6 +43,22 @@ class UCRL3Bounds(NamedTuple):
     upper_out: jax.Array
     support: jax.Array
     kappa: jax.Array
+
+
+def _cumsum(x: jax.Array, *, reverse: bool = False) -> jax.Array:
+    """Prefix sums along the last axis (suffix sums with ``reverse``), as one product with
+    a triangular 0/1 matrix: one matrix product where ``jnp.cumsum`` is a reduce-window
+    per call on XLA:CPU. Each sum is of the same terms; its rounding may differ from
+    ``jnp.cumsum``'s in the last bit."""
+    i = jnp.arange(x.shape[-1])
+    tri = (i[:, None] >= i[None, :]) if reverse else (i[:, None] <= i[None, :])
+    return jnp.matmul(x, tri.astype(x.dtype), precision=lax.Precision.HIGHEST)
+
+
+def _count_below(sorted_values: jax.Array, targets: jax.Array) -> jax.Array:
+    """``jnp.searchsorted(sorted_values, targets, side="left")``: the number of values
+    below each target, counted by comparing with all of them (``[S]`` values)."""
+    return jnp.sum(sorted_values < targets[..., None], axis=-1, dtype=jnp.int32)
 
 
 def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
@@ -80,11 +97,11 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     """
     S = w.shape[0]
     dtype = w.dtype
-    positions = jnp.arange(S)
+    positions = jnp.arange(S, dtype=jnp.int32)
     outside = ~start
-    m = jnp.sum(outside)  # at most S - 1: position S - 1 is in `start`
+    m = jnp.sum(outside, dtype=jnp.int32)  # at most S - 1: position S - 1 is in `start`
     # Rank of each outside position from the top (1 for the highest), 0 inside.
-    rank = jnp.where(outside, jnp.cumsum(outside[::-1])[::-1], 0)
+    rank = jnp.where(outside, _cumsum(outside.astype(dtype), reverse=True).astype(jnp.int32), 0)
     # o[i] = o_{i+1}: the outside positions in decreasing order (as the loop meets them).
     o = jnp.zeros(S, positions.dtype).at[jnp.where(outside, rank - 1, S)].set(
         positions, mode="drop")
@@ -95,21 +112,21 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     # Outside: the first fill, then the period-K law; v_out[j] after j additions.
     before = j.astype(dtype) * c  # the mass given before o_{j+1} in the first fill
     visited = has_o & (before < 1)
-    K = jnp.sum(visited)
+    K = jnp.sum(visited, dtype=jnp.int32)
     first = jnp.where(visited, jnp.minimum(c, jnp.maximum(0.0, 1 - before)), 0.0)
     a = jnp.where(has_o, first[j % jnp.maximum(K, 1)], 0.0)
-    CA = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(a * w_o)])
+    CA = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(a * w_o)])
     v_out = CA[jnp.minimum(j + K, m)] - CA[j]
 
     # Inside: rooms of the starting support (added states are handled below).
     room = jnp.where(start, p_u - p_l, 0.0)
-    R = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(room)])
+    R = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(room)])
     T0 = jnp.sum(jnp.where(start, p_u, 0.0))
 
     def segment(R, s, need):
         """A removal of ``need`` from position ``s`` up: (next position, last state,
         the last state's unused room)."""
-        e = jnp.searchsorted(R[1:], R[s] + need, side="left")
+        e = _count_below(R[1:], R[s] + need)
         found = (need > 0) & (e < S)
         e = jnp.minimum(e, S - 1)
         nxt = jnp.where(need > 0, jnp.where(found, e + 1, S), s)
@@ -118,11 +135,11 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
 
     # j1: the first count of added states at which the total exceeds one.
     over = T0 + before > 1
-    j1 = jnp.where(jnp.any(over), jnp.argmax(over), S)
+    j1 = jnp.where(jnp.any(over), jnp.argmax(over).astype(jnp.int32), S)
     need1 = T0 + jnp.minimum(j1, S - 1).astype(dtype) * c - 1
     ptr1, e1, unused1 = segment(R, 0, jnp.where(j1 < S, need1, 0.0))
     # The segment of c from every start s = 0..S, and its iterates by doubling.
-    starts = jnp.arange(S + 1)
+    starts = jnp.arange(S + 1, dtype=jnp.int32)
     nxt, ends, unused = segment(R, starts, jnp.full(S + 1, c))
     steps = jnp.maximum(j - j1, 0)
     ptr = jnp.full(S, ptr1)
@@ -134,20 +151,20 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     previous = jnp.concatenate([jnp.zeros(1, ptr.dtype), ptr[:-1]])
     left_w = jnp.where(j == j1, unused1 * w[e1],
                        jnp.where(j > j1, unused[previous] * w[ends[previous]], 0.0))
-    CL = jnp.cumsum(left_w)  # the unused rooms' values of the segments up to j
+    CL = _cumsum(left_w)  # the unused rooms' values of the segments up to j
 
     # J: the additions that land above the removal's position (a prefix o_1..o_J).
     above = jnp.concatenate([(o > ptr) & has_o, jnp.zeros(1, bool)])
-    J = jnp.argmax(~above)  # o_{J+1} is the first that does not
+    J = jnp.argmax(~above).astype(jnp.int32)  # o_{J+1} is the first that does not
     # v_in[j] for j < J: the added states lie above the removal and keep c.
-    PL = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(jnp.where(start, p_l * w, 0.0))])
-    PU = jnp.cumsum(jnp.where(start, p_u * w, 0.0)[::-1])[::-1]  # from each position up
+    PL = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(jnp.where(start, p_l * w, 0.0))])
+    PU = _cumsum(jnp.where(start, p_u * w, 0.0), reverse=True)  # from each position up
     PU = jnp.concatenate([PU, jnp.zeros(1, dtype)])
-    CW = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(w_o)[:-1]])  # o_1..o_j's values
+    CW = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(w_o)[:-1]])  # o_1..o_j's values
     v_in = PL[ptr] + PU[ptr] + c * CW + CL
     # From J on the law is fixed: the last segment also sees o_1..o_J's rooms.
     present = start | (outside & (rank <= J))
-    RJ = jnp.concatenate([jnp.zeros(1, dtype), jnp.cumsum(jnp.where(present, p_u - p_l, 0.0))])
+    RJ = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(jnp.where(present, p_u - p_l, 0.0))])
     sJ = jnp.where(J <= j1, 0, ptr[jnp.maximum(J - 1, 0)])
     needJ = jnp.where(J < j1, 0.0, jnp.where(J == j1, need1, c))
     ptrJ, eJ, unusedJ = segment(RJ, sJ, needJ)
@@ -217,31 +234,45 @@ def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
     Returns:
         bool ``[S, A, S]``: the support of every pair.
     """
+    order, _, _, _, support = _sorted_support(bounds, u, key_sums)
+    return jnp.zeros(support.shape, bool).at[..., order].set(support)
+
+
+def _sorted_support(bounds: UCRL3Bounds, u: jax.Array, key_sums: bool):
+    """:func:`near_optimistic_support` with the states in increasing order of ``u``
+    (``order``, stable): ``(order, u[order], lower, p_u, support)``, the last three
+    ``[S, A, S]`` in that order (``lower`` 0 and ``p_u`` ``upper_out`` off the empirical
+    support)."""
     S = u.shape[0]
     order = jnp.argsort(u, stable=True)  # increasing u
-    best = order[-1]
-    start = bounds.support | (jnp.arange(S) == best)
+    u_ord = u[order]
+    empirical = bounds.support[..., order]
+    start = empirical | (jnp.arange(S) == S - 1)  # and the state of highest u
+    lower = jnp.where(empirical, bounds.lower[..., order], 0.0)
+    p_u = jnp.where(empirical, bounds.upper[..., order], bounds.upper_out[..., None])
     if key_sums:
-        return start
-    w_ord = (u - jnp.min(u))[order]
-    kappa = bounds.kappa * (jnp.max(u) - jnp.min(u))
-    p_u = jnp.where(bounds.support, bounds.upper, bounds.upper_out[..., None])[..., order]
-    p_l = jnp.where(bounds.support, bounds.lower, 0.0)[..., order]
+        return order, u_ord, lower, p_u, start
+    w = u_ord - u_ord[0]  # u - min u
+    kappa = bounds.kappa * (u_ord[-1] - u_ord[0])
     flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
     added = jax.vmap(_extension, in_axes=(0, 0, 0, 0, 0, None))(
-        flat(p_u), flat(p_l), flat(start[..., order]), flat(bounds.upper_out), flat(kappa),
-        w_ord)
-    added = jnp.zeros(added.shape, bool).at[:, order].set(added)
-    return start | added.reshape(bounds.support.shape)
+        flat(p_u), flat(lower), flat(start), flat(bounds.upper_out), flat(kappa), w)
+    return order, u_ord, lower, p_u, start | added.reshape(start.shape)
 
 
 def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
+    """:func:`jaxmdp.planning.evi.box_maximise` of the bounds on the near-optimistic
+    support (lower bounds on the empirical support, 0 elsewhere; upper bounds on the
+    support, the lower ones off it), in the support's order of the states: the box's
+    order (decreasing ``u``, ties to the higher index) is its reverse."""
     del data
-    support = near_optimistic_support(bounds, u, key_sums=key_sums)
-    lower = jnp.where(bounds.support, bounds.lower, 0.0)
-    upper = jnp.where(bounds.support, bounds.upper, bounds.upper_out[..., None])
-    upper = jnp.where(support, upper, lower)
-    return box_maximise(lower, upper, u, with_q)
+    order, u_ord, lower, p_u, support = _sorted_support(bounds, u, key_sums)
+    upper = jnp.where(support, p_u, lower)
+    rest = 1.0 - jnp.sum(jnp.where(bounds.support, bounds.lower, 0.0), axis=-1, keepdims=True)
+    values, q = box_maximise_sorted(lower[..., ::-1], upper[..., ::-1], u_ord[::-1], rest)
+    if not with_q:
+        return values, None
+    return values, jnp.take(q, jnp.argsort(order[::-1]), axis=-1)
 
 
 def _ucrl3_key_sums_inner(data, u, bounds: UCRL3Bounds, with_q: bool):

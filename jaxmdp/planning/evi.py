@@ -70,7 +70,7 @@ from jaxmdp.indices.l1 import l1_ball_maximiser
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
 __all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
-           "box_maximise", "evi", "evi_planner", "register_ball"]
+           "box_maximise", "box_maximise_sorted", "evi", "evi_planner", "register_ball"]
 
 DEFAULT_MAX_STEPS = 10_000
 
@@ -122,16 +122,31 @@ def box_maximise(lower: jax.Array, upper: jax.Array, u: jax.Array, with_q: bool)
         ``(values [...], q [..., S] or None)``.
     """
     order = jnp.argsort(u, stable=True)[::-1]  # decreasing u; ties: the higher index first
-    lo = jnp.take(lower, order, axis=-1)
-    room = jnp.maximum(jnp.take(upper, order, axis=-1) - lo, 0.0)
     rest = 1.0 - jnp.sum(lower, axis=-1, keepdims=True)
-    before = jnp.cumsum(room, axis=-1) - room
-    add = jnp.clip(rest - before, 0.0, room)
-    q_sorted = lo + add
-    values = jnp.einsum("...y,y->...", q_sorted, u[order], precision=HIGHEST)
+    values, q_sorted = box_maximise_sorted(jnp.take(lower, order, axis=-1),
+                                           jnp.take(upper, order, axis=-1), u[order], rest)
     if not with_q:
         return values, None
     return values, jnp.take(q_sorted, jnp.argsort(order), axis=-1)
+
+
+def box_maximise_sorted(lower: jax.Array, upper: jax.Array, u: jax.Array, rest: jax.Array):
+    """:func:`box_maximise` with the states already in decreasing order of ``u``.
+
+    Args:
+        lower: lower bounds, ``[..., S]``, in that order.
+        upper: upper bounds, ``[..., S]``, in that order.
+        u: the values in that order, ``[S]``.
+        rest: the mass above the lower bounds, ``1 - sum(lower)``, ``[..., 1]``.
+
+    Returns:
+        ``(values [...], q [..., S])``, ``q`` in that order.
+    """
+    room = jnp.maximum(upper - lower, 0.0)
+    before = jnp.cumsum(room, axis=-1) - room
+    add = jnp.clip(rest - before, 0.0, room)
+    q_sorted = lower + add
+    return jnp.einsum("...y,y->...", q_sorted, u, precision=HIGHEST), q_sorted
 
 
 class BoxBounds(NamedTuple):

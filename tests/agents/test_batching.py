@@ -1,13 +1,15 @@
 """cond_any and cond_compact: lax.cond for one replication; under vmap the costly branch is
 skipped for the whole batch when no replication needs it, and cond_compact runs it on the
-rows that need it only."""
+rows that need it only. masked_elementwise: an elementwise function on the entries of a
+mask only, equal to the masked function bit for bit."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
-from jaxmdp.agents.batching import cond_any, cond_compact
+from jaxmdp.agents.batching import cond_any, cond_compact, masked_elementwise
 
 
 def _counting(calls):
@@ -128,3 +130,42 @@ def test_cond_compact_under_vmap_runs_only_needed_rows():
     jax.effects_barrier()
     np.testing.assert_array_equal(out, x)
     assert not calls
+
+
+def _halvings(x, y):
+    """Bisection of ``t^2 = x`` on ``[0, 1 + x]``, entry by entry to a fixed point: the
+    number of steps differs from entry to entry (as UCRL3's bounds do)."""
+    def cond(carry):
+        return carry[2]
+
+    def body(carry):
+        a, b, _ = carry
+        mid = 0.5 * (a + b)
+        ok = mid * mid <= x
+        new_a, new_b = jnp.where(ok, mid, a), jnp.where(ok, b, mid)
+        return new_a, new_b, jnp.any((new_a != a) | (new_b != b))
+
+    a, _, _ = lax.while_loop(cond, body, (jnp.zeros_like(x), 1 + x, jnp.asarray(True)))
+    return a, a * y
+
+
+@pytest.mark.parametrize("density", [0.0, 0.04, 0.3, 1.0])
+def test_masked_elementwise_is_the_masked_function_bit_for_bit(density):
+    rng = np.random.default_rng(int(density * 100))
+    shape = (4, 3, 9)
+    mask = rng.random((2,) + shape) < density
+    x = rng.random((2,) + shape) * 10.0 ** rng.integers(-8, 3, (2,) + shape)
+    y = rng.random(shape)
+    reference = [np.where(mask, out, 0.0) for out in jax.jit(_halvings)(x, y)]
+    # One instance, and a batch whose rows are flattened with the entries.
+    one = jax.jit(lambda m, x: masked_elementwise(_halvings, m, x, y))(mask[0], x[0])
+    batch = jax.jit(jax.vmap(lambda m, x: masked_elementwise(_halvings, m, x, y)))(mask, x)
+    for got, want in zip(one, reference):
+        np.testing.assert_array_equal(got, want[0])
+    for got, want in zip(batch, reference):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_masked_elementwise_checks_shapes():
+    with pytest.raises(ValueError, match=r"args\[1\] must have mask's shape \(3,\)"):
+        masked_elementwise(_halvings, jnp.ones(3, bool), jnp.ones(3), jnp.ones(4))

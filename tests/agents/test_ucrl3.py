@@ -136,3 +136,32 @@ def test_regret_agrees_with_the_numpy_loop(options, loop, loop_options):
     NumPy loop of the same rules (which warm-starts EVI and stops on ``sp|u1 - u0|``)."""
     assert_same_mean(jax_final_regrets("ucrl3", 24, **options),
                      numpy_final_regrets(loop, 24, **loop_options))
+
+
+def test_episode_bounds_are_the_bisections_on_the_seen_transitions():
+    """The episode's bounds are computed on the empirical support only
+    (``masked_elementwise``): there they are ``ucrl3_transition_bounds`` of the empirical
+    laws (to the last bits, which the compiled program's rounding of ``p_hat`` may move),
+    under ``vmap`` as the agent runs them, and they are 0 elsewhere."""
+    from jaxmdp.agents.ucrl import UCRL3Sets
+    from jaxmdp.simulate import env_spec
+
+    mdp = jm.envs.make("riverswim-6")
+    agent = jm.get_agent("ucrl3")
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 40, (3, 6, 2, 6)) * (rng.random((3, 6, 2, 6)) < 0.4)
+    zeros = np.zeros((3, 6, 2))
+
+    def bounds(counts):
+        _, _, b = UCRL3Sets().confidence(counts, zeros[0], zeros[0], 100, env_spec(mdp),
+                                         agent.config)
+        return b.lower, b.upper
+
+    lower, upper = jax.jit(jax.vmap(bounds))(counts)
+    n = counts.sum(-1, keepdims=True)
+    p = counts / np.maximum(n, 1)
+    want_lo, want_up = ucrl3_transition_bounds(p, np.broadcast_to(n, p.shape), DELTA_SA)
+    np.testing.assert_allclose(lower, np.where(counts > 0, want_lo, 0.0), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(upper, np.where(counts > 0, want_up, 0.0), rtol=1e-13, atol=0)
+    unseen = counts == 0
+    assert (np.asarray(lower)[unseen] == 0).all() and (np.asarray(upper)[unseen] == 0).all()
