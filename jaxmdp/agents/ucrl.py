@@ -446,6 +446,12 @@ class UCRL3Sets(EVISets):
     """UCRL3's sets (:func:`ucrl3_agent`): time-uniform bounds on the empirical support and
     the near-optimistic support recomputed at every sweep (:class:`UCRL3Bounds`).
 
+    The bounds are bisections (64 steps, or the published search with
+    ``bisection_tol``); off the empirical support the bound is ``upper_out``, one per
+    pair, so the ``[S, A, S]`` bisections run on the seen transitions only
+    (:func:`jaxmdp.agents.batching.masked_elementwise`: same values, a cost that follows
+    the number of seen transitions).
+
     Attributes:
         lazy: ``UCRL3_lazy``'s EVI: no ``kappa`` (the support grows while the outside
             value exceeds the inside one).

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxmdp.planning import InnerMaximisation
@@ -45,13 +46,13 @@ class UCRL3Bounds(NamedTuple):
     kappa: jax.Array
 
 
-def _cumsum(x: jax.Array, *, reverse: bool = False) -> jax.Array:
-    """Prefix sums along the last axis (suffix sums with ``reverse``), as one product with
-    a triangular 0/1 matrix: one matrix product where ``jnp.cumsum`` is a reduce-window
-    per call on XLA:CPU. Each sum is of the same terms; its rounding may differ from
-    ``jnp.cumsum``'s in the last bit."""
+def _cumsum(x: jax.Array) -> jax.Array:
+    """Prefix sums along the last axis as one product with a triangular 0/1 matrix (of
+    all the rows of ``x`` and, under ``vmap``, all the pairs at once): one matrix product
+    where ``jnp.cumsum`` is a reduce-window per call on XLA:CPU. Each sum is of the same
+    terms; its rounding may differ from ``jnp.cumsum``'s in the last bit."""
     i = jnp.arange(x.shape[-1])
-    tri = (i[:, None] >= i[None, :]) if reverse else (i[:, None] <= i[None, :])
+    tri = i[:, None] <= i[None, :]
     return jnp.matmul(x, tri.astype(x.dtype), precision=lax.Precision.HIGHEST)
 
 
@@ -100,8 +101,15 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     positions = jnp.arange(S, dtype=jnp.int32)
     outside = ~start
     m = jnp.sum(outside, dtype=jnp.int32)  # at most S - 1: position S - 1 is in `start`
+    # The prefix sums that need no addition, in one product: the outside positions from
+    # the top, the rooms of the starting support, its lower and upper bounds' values
+    # (the last from each position up).
+    room = jnp.where(start, p_u - p_l, 0.0)
+    sums = _cumsum(jnp.stack([outside[::-1].astype(dtype), room,
+                              jnp.where(start, p_l * w, 0.0),
+                              jnp.where(start, p_u * w, 0.0)[::-1]]))
     # Rank of each outside position from the top (1 for the highest), 0 inside.
-    rank = jnp.where(outside, _cumsum(outside.astype(dtype), reverse=True).astype(jnp.int32), 0)
+    rank = jnp.where(outside, sums[0][::-1].astype(jnp.int32), 0)
     # o[i] = o_{i+1}: the outside positions in decreasing order (as the loop meets them).
     o = jnp.zeros(S, positions.dtype).at[jnp.where(outside, rank - 1, S)].set(
         positions, mode="drop")
@@ -114,13 +122,16 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     visited = has_o & (before < 1)
     K = jnp.sum(visited, dtype=jnp.int32)
     first = jnp.where(visited, jnp.minimum(c, jnp.maximum(0.0, 1 - before)), 0.0)
-    a = jnp.where(has_o, first[j % jnp.maximum(K, 1)], 0.0)
-    CA = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(a * w_o)])
+    # j mod K from a table of every remainder (an integer division per entry is slow).
+    residues = np.arange(S)[:, None] % np.arange(1, S + 1)[None, :]
+    a = jnp.where(has_o, first[jnp.asarray(residues, jnp.int32)[:, jnp.maximum(K, 1) - 1]],
+                  0.0)
+    outside_sums = _cumsum(jnp.stack([a * w_o, w_o]))
+    CA = jnp.concatenate([jnp.zeros(1, dtype), outside_sums[0]])
     v_out = CA[jnp.minimum(j + K, m)] - CA[j]
 
     # Inside: rooms of the starting support (added states are handled below).
-    room = jnp.where(start, p_u - p_l, 0.0)
-    R = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(room)])
+    R = jnp.concatenate([jnp.zeros(1, dtype), sums[1]])
     T0 = jnp.sum(jnp.where(start, p_u, 0.0))
 
     def segment(R, s, need):
@@ -157,10 +168,9 @@ def _extension(p_u: jax.Array, p_l: jax.Array, start: jax.Array, c: jax.Array,
     above = jnp.concatenate([(o > ptr) & has_o, jnp.zeros(1, bool)])
     J = jnp.argmax(~above).astype(jnp.int32)  # o_{J+1} is the first that does not
     # v_in[j] for j < J: the added states lie above the removal and keep c.
-    PL = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(jnp.where(start, p_l * w, 0.0))])
-    PU = _cumsum(jnp.where(start, p_u * w, 0.0), reverse=True)  # from each position up
-    PU = jnp.concatenate([PU, jnp.zeros(1, dtype)])
-    CW = jnp.concatenate([jnp.zeros(1, dtype), _cumsum(w_o)[:-1]])  # o_1..o_j's values
+    PL = jnp.concatenate([jnp.zeros(1, dtype), sums[2]])
+    PU = jnp.concatenate([sums[3][::-1], jnp.zeros(1, dtype)])  # from each position up
+    CW = jnp.concatenate([jnp.zeros(1, dtype), outside_sums[1][:-1]])  # o_1..o_j's values
     v_in = PL[ptr] + PU[ptr] + c * CW + CL
     # From J on the law is fixed: the last segment also sees o_1..o_J's rooms.
     present = start | (outside & (rank <= J))
@@ -209,17 +219,20 @@ def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
        state added is the one of lowest ``u`` (``ll < nS - 1``).
 
     The loops are evaluated in closed form (one ``[S]`` sort of ``u`` shared by all
-    pairs; per pair, cumulative sums, one ``searchsorted`` and ``ceil(log2 S)`` gathers,
-    no data-dependent loop): the masses of step 2 after any number of additions are
-    prefix sums (see ``_extension``), the values for every number of additions are
-    evaluated at once and the extension stops at the first that fails the test of
-    step 3. The decisions are those of the loops in exact arithmetic (checked against the
-    published loop in rational arithmetic). Where two values the loops compare are equal
-    in exact arithmetic (``v_out = v_in`` when ``u`` takes one value on every state both
-    laws charge, as it does on unvisited states), the rounding of the sums decides, here
-    as in a loop in floating point; a loop in floating point can also round a total that
-    is one in exact arithmetic to just below one, give one more state a mass of the order
-    of ``1e-16`` and shift its later fills by one state.
+    pairs; per pair, prefix sums, the ends of the removal's segments by counting the
+    cumulative rooms below a target, and ``ceil(log2 S)`` gathers; no data-dependent
+    loop; the prefix sums of all pairs are products with one triangular matrix, whose
+    rounding may differ from a running sum's in the last bit): the masses of step 2
+    after any number of additions are prefix sums (see ``_extension``), the values for
+    every number of additions are evaluated at once and the extension stops at the first
+    that fails the test of step 3. The decisions are those of the loops in exact
+    arithmetic (checked against the published loop in rational arithmetic). Where two
+    values the loops compare are equal in exact arithmetic (``v_out = v_in`` when ``u``
+    takes one value on every state both laws charge, as it does on unvisited states),
+    the rounding of the sums decides, here as in a loop in floating point; a loop in
+    floating point can also round a total that is one in exact arithmetic to just below
+    one, give one more state a mass of the order of ``1e-16`` and shift its later fills
+    by one state.
 
     ``key_sums=True`` reproduces the published code, whose helpers sum the keys of a
     dict (state indices) where they mean its values (lines 175, 193): the outside value
