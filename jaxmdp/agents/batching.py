@@ -43,16 +43,15 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-__all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_FRACTIONS", "check_cond", "cond_any",
+__all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "check_cond", "cond_any",
            "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
 
 
-#: The sizes of :func:`masked_elementwise`'s passes, as divisors of the number of entries
-#: (plus all of them).
-ENTRY_FRACTIONS = (16, 8, 4, 2)
+#: The entries of one pass of :func:`masked_elementwise`.
+ENTRY_PASS = 256
 
 
 def _broadcast(leaf, batched: bool, size: int):
@@ -241,57 +240,49 @@ def episode_cond(cond: str, *, chunk: int = 8) -> Callable[..., Any]:
     return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]
 
 
-def _masked_flat(fn, mask, args, fractions):
-    """:func:`masked_elementwise` on 1-d arrays: one ``lax.switch`` over the pass sizes."""
+def _masked_flat(fn, mask, args, pass_size):
+    """:func:`masked_elementwise` on 1-d arrays: passes of ``pass_size`` True entries."""
     n = mask.shape[0]
-    sizes = sorted({max(1, n // k) for k in fractions if n // k < n}) + [n]
+    size = min(n, pass_size)
     shapes = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1,), a.dtype) for a in args))
+    zeros = jax.tree_util.tree_map(lambda s: jnp.zeros((n,), s.dtype), shapes)
+    idx = jnp.nonzero(mask, size=n, fill_value=n)[0]
+    # Pad so that every pass can slice `size` indices.
+    idx = jnp.concatenate([idx, jnp.full((size,), n, idx.dtype)])
+    passes = (jnp.sum(mask, dtype=jnp.int32) + size - 1) // size
 
-    def zeros(*args):
-        del args
-        return jax.tree_util.tree_map(lambda s: jnp.zeros((n,), s.dtype), shapes)
+    def body(i, out):
+        rows = lax.dynamic_slice_in_dim(idx, i * size, size)
+        # Padding repeats the pass's first entry (its results are dropped).
+        safe = jnp.where(rows < n, rows, rows[0])
+        new = fn(*(a[safe] for a in args))
+        return jax.tree_util.tree_map(lambda o, v: o.at[rows].set(v, mode="drop"), out, new)
 
-    def gathered(size):
-        def run(*args):
-            if size == n:
-                return jax.tree_util.tree_map(
-                    lambda out: jnp.where(mask, out, jnp.zeros((), out.dtype)), fn(*args))
-            idx = jnp.nonzero(mask, size=size, fill_value=n)[0]
-            # Padding repeats the first entry (its results are dropped).
-            safe = jnp.where(idx < n, idx, idx[0])
-            out = fn(*(a[safe] for a in args))
-            return jax.tree_util.tree_map(
-                lambda o: jnp.zeros((n,), o.dtype).at[idx].set(o, mode="drop"), out)
-
-        return run
-
-    count = jnp.sum(mask, dtype=jnp.int32)
-    which = jnp.where(count == 0, 0,
-                      1 + jnp.searchsorted(jnp.asarray(sizes, jnp.int32), count))
-    return lax.switch(which, [zeros] + [gathered(k) for k in sizes], *args)
+    return lax.fori_loop(0, passes, body, zeros)
 
 
 def masked_elementwise(fn: Callable[..., Any], mask: jax.Array, *args: jax.Array,
-                       fractions: tuple[int, ...] = ENTRY_FRACTIONS) -> Any:
+                       pass_size: int = ENTRY_PASS) -> Any:
     """``fn(*args)`` where ``mask`` is True and 0 elsewhere, computed on the True entries.
 
     ``fn`` is elementwise: its result at an entry depends on the arguments at that entry
     only (a bisection run to a fixed point entry by entry, say), so it can run on any
-    subset of the entries. The True entries are gathered into a pass of the smallest size
-    ``n // k`` (``k`` in ``fractions``, ``n`` the number of entries) that holds them, or
-    all ``n``, ``fn`` runs on the pass, and its results are scattered back; ``lax.switch``
-    picks the size, so the cost follows the number of True entries: suited to a costly
-    ``fn`` needed on a sparse set (the transitions seen so far). Under ``vmap`` the batch
-    is flattened with the entries (its rule calls this function on the batched arrays),
-    so the switch is not batched and runs one branch. The results equal ``jnp.where(mask,
-    fn(*args), 0)`` bit for bit; each size is one compiled copy of ``fn``.
+    subset of the entries. The True entries are listed (``jnp.nonzero``) and ``fn`` runs
+    on ``pass_size`` of them at a time (all ``n`` entries if fewer) in a loop of
+    ``ceil(m / pass_size)`` passes, ``m`` the number of True entries, whose results are
+    scattered back (the last pass pads with copies of its first entry, whose results are
+    dropped): the cost follows ``m``, for a costly ``fn`` needed on a sparse set (the
+    transitions seen so far), and the compiled program holds one copy of ``fn``. Under
+    ``vmap`` the batch is flattened with the entries (its rule calls this function on the
+    batched arrays), so the loop is not batched. The results equal ``jnp.where(mask,
+    fn(*args), 0)`` bit for bit.
 
     Args:
         fn: an elementwise function of ``len(args)`` arrays, returning an array or a
             pytree of arrays of their shape.
         mask: bool, any shape.
         *args: arrays of ``mask``'s shape.
-        fractions: the divisors of ``n`` that give the pass sizes.
+        pass_size: the entries of one pass.
 
     Returns:
         ``fn``'s output structure, each leaf of ``mask``'s shape, 0 where ``mask`` is
@@ -302,7 +293,7 @@ def masked_elementwise(fn: Callable[..., Any], mask: jax.Array, *args: jax.Array
     def run(mask, *args):
         shape = mask.shape
         flat = [a.reshape(-1) for a in args]
-        out = _masked_flat(fn, mask.reshape(-1), flat, fractions)
+        out = _masked_flat(fn, mask.reshape(-1), flat, pass_size)
         return jax.tree_util.tree_map(lambda o: o.reshape(shape), out)
 
     @run.def_vmap

@@ -157,9 +157,11 @@ def test_masked_elementwise_is_the_masked_function_bit_for_bit(density):
     x = rng.random((2,) + shape) * 10.0 ** rng.integers(-8, 3, (2,) + shape)
     y = rng.random(shape)
     reference = [np.where(mask, out, 0.0) for out in jax.jit(_halvings)(x, y)]
-    # One instance, and a batch whose rows are flattened with the entries.
+    # One instance in one pass, and a batch (its rows flattened with the entries) in
+    # passes of 16 entries, the last one padded.
     one = jax.jit(lambda m, x: masked_elementwise(_halvings, m, x, y))(mask[0], x[0])
-    batch = jax.jit(jax.vmap(lambda m, x: masked_elementwise(_halvings, m, x, y)))(mask, x)
+    batch = jax.jit(jax.vmap(lambda m, x: masked_elementwise(_halvings, m, x, y,
+                                                             pass_size=16)))(mask, x)
     for got, want in zip(one, reference):
         np.testing.assert_array_equal(got, want[0])
     for got, want in zip(batch, reference):
