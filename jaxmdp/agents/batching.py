@@ -68,6 +68,28 @@ def _rows(operands, flags, index):
     return jax.tree_util.tree_map(lambda leaf, b: leaf[index] if b else leaf, operands, flags)
 
 
+def _in_passes(mask: jax.Array, size: int, compute: Callable[[jax.Array], Any],
+               out: Any) -> Any:
+    """``compute(rows)`` on the True entries of the 1-d ``mask``, ``size`` at a time, in a
+    loop of ``ceil(m / size)`` passes, its results scattered into ``out`` (a pytree whose
+    leaves have ``len(mask)`` rows). The last pass pads with copies of its first row,
+    whose results are dropped: a padded row costs what a real one does (another row could
+    run longer, e.g. to an iteration cap)."""
+    n = mask.shape[0]
+    idx = jnp.nonzero(mask, size=n, fill_value=n)[0]
+    # Pad so that every pass can slice `size` indices.
+    idx = jnp.concatenate([idx, jnp.full((size,), n, idx.dtype)])
+    passes = (jnp.sum(mask, dtype=jnp.int32) + size - 1) // size
+
+    def body(i, out):
+        rows = lax.dynamic_slice_in_dim(idx, i * size, size)
+        new = compute(jnp.where(rows < n, rows, rows[0]))
+        return jax.tree_util.tree_map(lambda kept, v: kept.at[rows].set(v, mode="drop"),
+                                      out, new)
+
+    return lax.fori_loop(0, passes, body, out)
+
+
 def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
     """``lax.cond(pred, true_fn, false_fn, *operands)`` whose vmap rule is
     ``batched(axis_size, pred, operands, flags)``: ``pred`` batched, the operands as they
@@ -197,22 +219,11 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
                             axis_size=axis_size)(operands)
 
         def run(pred, operands):
-            rows = jnp.nonzero(pred, size=axis_size, fill_value=axis_size)[0]
-            # Pad so that every pass can slice `size` indices.
-            rows = jnp.concatenate([rows, jnp.full((size,), axis_size, rows.dtype)])
-            passes = (jnp.sum(pred, dtype=jnp.int32) + size - 1) // size
+            def plan(rows):
+                return jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
+                                axis_size=size)(_rows(operands, flags, rows))
 
-            def body(i, out):
-                idx = lax.dynamic_slice_in_dim(rows, i * size, size)
-                # Padding copies the pass's first row: its cost is that of a real row
-                # (another replication's row could run longer, e.g. to an iteration cap).
-                safe = jnp.where(idx < axis_size, idx, idx[0])
-                planned = jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
-                                   axis_size=size)(_rows(operands, flags, safe))
-                return jax.tree_util.tree_map(
-                    lambda kept, new: kept.at[idx].set(new, mode="drop"), out, planned)
-
-            return lax.fori_loop(0, passes, body, keep(pred, operands))
+            return _in_passes(pred, size, plan, keep(pred, operands))
 
         return lax.cond(jnp.any(pred), run, keep, pred, operands)
 
@@ -243,22 +254,10 @@ def episode_cond(cond: str, *, chunk: int = 8) -> Callable[..., Any]:
 def _masked_flat(fn, mask, args, pass_size):
     """:func:`masked_elementwise` on 1-d arrays: passes of ``pass_size`` True entries."""
     n = mask.shape[0]
-    size = min(n, pass_size)
     shapes = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1,), a.dtype) for a in args))
     zeros = jax.tree_util.tree_map(lambda s: jnp.zeros((n,), s.dtype), shapes)
-    idx = jnp.nonzero(mask, size=n, fill_value=n)[0]
-    # Pad so that every pass can slice `size` indices.
-    idx = jnp.concatenate([idx, jnp.full((size,), n, idx.dtype)])
-    passes = (jnp.sum(mask, dtype=jnp.int32) + size - 1) // size
-
-    def body(i, out):
-        rows = lax.dynamic_slice_in_dim(idx, i * size, size)
-        # Padding repeats the pass's first entry (its results are dropped).
-        safe = jnp.where(rows < n, rows, rows[0])
-        new = fn(*(a[safe] for a in args))
-        return jax.tree_util.tree_map(lambda o, v: o.at[rows].set(v, mode="drop"), out, new)
-
-    return lax.fori_loop(0, passes, body, zeros)
+    return _in_passes(mask, min(n, pass_size), lambda rows: fn(*(a[rows] for a in args)),
+                      zeros)
 
 
 def masked_elementwise(fn: Callable[..., Any], mask: jax.Array, *args: jax.Array,
