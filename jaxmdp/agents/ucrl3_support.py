@@ -49,8 +49,9 @@ class UCRL3Bounds(NamedTuple):
 def _cumsum(x: jax.Array) -> jax.Array:
     """Prefix sums along the last axis as one product with a triangular 0/1 matrix (of
     all the rows of ``x`` and, under ``vmap``, all the pairs at once): one matrix product
-    where ``jnp.cumsum`` is a reduce-window per call on XLA:CPU. Each sum is of the same
-    terms; its rounding may differ from ``jnp.cumsum``'s in the last bit."""
+    where ``jnp.cumsum`` is a reduce-window per call on XLA:CPU. Each sum has the same
+    terms (and products of the later entries with 0, so ``x`` must be finite); its
+    rounding may differ from ``jnp.cumsum``'s in the last bit."""
     i = jnp.arange(x.shape[-1])
     tri = i[:, None] <= i[None, :]
     return jnp.matmul(x, tri.astype(x.dtype), precision=lax.Precision.HIGHEST)
