@@ -70,8 +70,9 @@ class _State(NamedTuple):
 
 
 def _iterate(fn: ResidualFn, x0: Array, lo: Array, hi: Array, args: Any, xtol: float,
-                          max_steps: int) -> RootResult:
-    """Safeguarded Newton iteration on a non-decreasing residual (no derivatives)."""
+             max_steps: int, active: Array) -> RootResult:
+    """Safeguarded Newton iteration on a non-decreasing residual (no derivatives); an
+    inactive problem starts finished."""
     x0 = jnp.clip(x0, lo, hi)
 
     def cond(state: _State) -> Array:
@@ -102,7 +103,7 @@ def _iterate(fn: ResidualFn, x0: Array, lo: Array, hi: Array, args: Any, xtol: f
                         | (hi - lo <= xtol * scale))
         return _State(x_next, lo, hi, state.step + 1, done)
 
-    init = _State(x0, lo, hi, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+    init = _State(x0, lo, hi, jnp.zeros((), jnp.int32), ~active)
     final = lax.while_loop(cond, body, init)
     return RootResult(final.x, final.step, final.done)
 
@@ -126,7 +127,8 @@ def _implicit_jvp(fn, primals, tangents):
 
 def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike,
                             hi: jax.typing.ArrayLike, args: Any = (), *, xtol: float,
-                            max_steps: int = MAX_STEPS) -> RootResult:
+                            max_steps: int = MAX_STEPS,
+                            active: jax.typing.ArrayLike = True) -> RootResult:
     r"""Finds the root of a non-decreasing scalar function by safeguarded Newton.
 
     Iterates :math:`x \leftarrow x - f(x)/f'(x)` (Halley's cubically convergent correction
@@ -152,6 +154,12 @@ def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike
             to ``args`` by implicit differentiation of ``fn(x*, args) = 0``.
         xtol: relative step tolerance (keyword-only, static).
         max_steps: iteration cap (keyword-only, static).
+        active: whether the root is needed, scalar bool (keyword-only, default True). An
+            inactive problem is not iterated: it returns ``x0`` clipped into the bracket,
+            0 steps and ``converged`` True. Under ``vmap`` the loop runs until the
+            slowest *active* problem has converged, so a caller that discards some
+            problems' roots (degenerate cases with a closed form) passes ``active=False``
+            for those and the others' roots are unchanged, bit for bit.
 
     Returns:
         A :class:`RootResult` ``(x, num_steps, converged)``.
@@ -165,5 +173,6 @@ def find_root(fn: ResidualFn, x0: jax.typing.ArrayLike, lo: jax.typing.ArrayLike
     x0, lo, hi = jnp.asarray(x0), jnp.asarray(lo), jnp.asarray(hi)
     dtype = jnp.result_type(x0, lo, hi, float)
     x0, lo, hi = (lax.stop_gradient(a.astype(dtype)) for a in (x0, lo, hi))
-    result = _iterate(fn, x0, lo, hi, lax.stop_gradient(args), xtol, max_steps)
+    active = lax.stop_gradient(jnp.asarray(active, bool))
+    result = _iterate(fn, x0, lo, hi, lax.stop_gradient(args), xtol, max_steps, active)
     return result._replace(x=_implicit(fn, result.x, args))

@@ -294,8 +294,9 @@ def _kl_ucb_bracket(st: _Stats, delta: Array, dtype) -> tuple[Array, Array, Arra
     return s0, s_lo, s_hi
 
 
-def _kl_ucb_root(p: Array, st: _Stats, delta: Array):
-    """Solves ``h(e^s) = delta`` in ``s`` by Halley's method (a :class:`RootResult`)."""
+def _kl_ucb_root(p: Array, st: _Stats, delta: Array, active: Array):
+    """Solves ``h(e^s) = delta`` in ``s`` by Halley's method (a :class:`RootResult`);
+    not iterated where ``active`` is False (a case whose root is not used)."""
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
     s0, s_lo, s_hi = _kl_ucb_bracket(st, delta, dtype)
@@ -316,7 +317,8 @@ def _kl_ucb_root(p: Array, st: _Stats, delta: Array):
         g = h_s / h
         return log_delta - jnp.log(h), -g, -h_ss / h + g * g
 
-    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS)
+    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS,
+                     active=active)
 
 
 def _kl_ucb_polish(p: Array, st: _Stats, s: Array, delta: Array):
@@ -370,7 +372,10 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     boundary = (~degenerate & (st.p_max <= 0)
                 & (st.log_w_lower + jnp.log(jnp.maximum(st.mean_inv_w, tiny)) <= delta_pos))
 
-    root = _kl_ucb_root(p, st, delta_pos)
+    # The root is used only off the degenerate and boundary cases (closed forms): the
+    # others are not iterated, so that they do not hold a batch's loop (the boundary
+    # case's root runs to the bracket's end, tens of bisections).
+    root = _kl_ucb_root(p, st, delta_pos, ~(degenerate | boundary))
     u, m, excess = _kl_ucb_polish(p, st, root.x, delta_pos)
     c_int = u + m
     # q*_x = c p_x / (u + w_x) = p_x t_x / E_p t with t = u / (u + w): scale-free, so it
@@ -521,7 +526,9 @@ def _kinf_case(p_raw: Array, p: Array, v: Array, rho: Array, st: _Stats,
 
 
 def _kinf_root(p: Array, st: _Stats, case: _KinfCase):
-    """Solves ``m(e^s) = V - rho`` in ``s = ln u`` by Halley's method (a ``RootResult``).
+    """Solves ``m(e^s) = V - rho`` in ``s = ln u`` by Halley's method (a ``RootResult``),
+    for the regular cases off the boundary only (the others' roots are not used: they are
+    not iterated, so that they do not hold a batch's loop).
 
     Bracket: ``m(u) <= u (1 - p_M) / p_M`` and ``m(u) >= u E w / (u + W)``. Start: the
     large-``u`` expansion ``m ~ E w - Var w / u`` where it holds (``u >> W``), else the
@@ -553,7 +560,8 @@ def _kinf_root(p: Array, st: _Stats, case: _KinfCase):
         d2f = (sw.dvar * zy - sw.var * d_zy) / jnp.maximum(zy * zy, tiny)
         return f, df, d2f
 
-    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS)
+    return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS,
+                     active=case.regular & ~case.boundary)
 
 
 def _kinf_value_fast(p: Array, st: _Stats, case: _KinfCase, u: Array,
