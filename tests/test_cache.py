@@ -138,7 +138,8 @@ def test_jaxmdp_no_compile_cache_turns_it_off(tmp_path):
 def test_cli_no_compile_cache_turns_it_off(tmp_path):
     # Without the flag, simulate (and the command line) would write the programs there.
     cache = tmp_path / "cache"
-    _python(["-m", "jaxmdp", "run", "--env", "paper-mdp", "--agents", "ucb", "--horizon",
+    # (An agent whose programs compile fast: the flag, not the agent, is under test.)
+    _python(["-m", "jaxmdp", "run", "--env", "paper-mdp", "--agents", "optimistic_q", "--horizon",
              "6", "--replications", "2", "--no-progress", "--out", str(tmp_path / "out"),
              "--no-compile-cache"], _env(JAXMDP_CACHE_DIR=str(cache)))
     assert (tmp_path / "out" / "results.npz").is_file()

@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "ConfidenceInterval",
@@ -191,6 +190,8 @@ def mean_ci(values, *, axis: int = 0, z: float = 1.96):
 
 def _scipy_interval(values, statistic, *, axis, level, method, n_resamples, seed):
     """scipy's bootstrap interval, with its degenerate-data warnings silenced."""
+    from scipy import stats  # here: importing scipy.stats costs every process ~0.4 s
+
     batch = max(1, _CHUNK_ELEMENTS // values.size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # DegenerateDataWarning is one
