@@ -101,6 +101,33 @@ def _restore_registries():
         table.update(contents)
 
 
+@pytest.fixture(autouse=True)
+def _restore_compilation_cache_settings():
+    """A test that turns the compilation cache off in its process (a script's argument
+    parser called in-process, e.g. ``experiments/timing.py``'s, which measures compile
+    times) leaves it as it found it.
+
+    Left off, JAX still reads and writes the cache it opened, but under keys of other
+    compile options (without the cache directory), and ``JAXMDP_NO_COMPILE_CACHE=1`` reaches
+    the subprocesses that the worker's later tests start: which programs miss then depends
+    on which tests xdist happened to send to that worker after it, so a second run of an
+    unchanged tree compiled hundreds of programs again.
+    """
+    from jaxmdp import _cache
+
+    variable = os.environ.get(_cache.DISABLE_VARIABLE)
+    settings = {name: getattr(jax.config, name) for name in
+                ("jax_enable_compilation_cache", "jax_compilation_cache_dir")}
+    yield
+    if variable is None:
+        os.environ.pop(_cache.DISABLE_VARIABLE, None)
+    else:
+        os.environ[_cache.DISABLE_VARIABLE] = variable
+    for name, value in settings.items():
+        if getattr(jax.config, name) != value:
+            jax.config.update(name, value)
+
+
 @pytest.fixture
 def run_on_host_devices():
     """Runs Python ``code`` (with ``args``) in a subprocess whose JAX sees ``count`` CPU
