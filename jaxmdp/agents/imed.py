@@ -12,8 +12,11 @@ At every round, in the current state ``s``:
    state (all admissible actions while ``max_b n <= 1``; never empty, since the most
    played action is in it).
 3. **Empirical value.** The optimal bias ``v_hat`` of the model restricted to the
-   skeleton, by exact policy iteration (:func:`jaxmdp.policy_iteration`) warm-started from
-   the previous round's policy. The level is the skeleton's best empirical value at ``s``:
+   skeleton, by exact policy iteration warm-started from the previous round's policy
+   (the ``planner`` option: by default :func:`~jaxmdp.planning.incremental_planner`,
+   whose evaluations update the previous inverse for the one row that changed, ``O(S^2)``
+   a round; ``"full"``: :func:`~jaxmdp.planning.exact_planner`, an LU solve of each
+   evaluation). The level is the skeleton's best empirical value at ``s``:
    ``mu_hat = max_{a in S_hat(s)} r_hat[s, a] + p_hat[s, a] . v_hat``.
 4. **Index.** For every admissible ``a``: ``H(s, a) = n[s, a] K(s, a) + ln n[s, a]`` with
    ``K(s, a) = inf{KL(F_hat || G) : E_G[reward + v_hat(next)] >= mu_hat}`` over laws ``G``
@@ -37,7 +40,14 @@ Choices where the paper leaves things open:
   all laws on the ``S`` states (the unknown-support case).
 * **Untried actions** have ``H = ln 0 = -inf`` and are played first.
 * **Planning** happens every round (the paper recomputes the empirical value at every
-  step), exactly (policy iteration, not a value-iteration tolerance).
+  step), exactly (policy iteration, not a value-iteration tolerance). Between two rounds
+  the model changes in the row of the pair just played (its counts, its reward, and the
+  skeleton of its state), so the default planner re-solves incrementally: the same policy
+  iteration, with each evaluation by Sherman-Morrison updates of the previous inverse plus
+  one step of iterative refinement, and a full re-inversion at round 0 and every
+  ``refresh_every`` rounds (:mod:`jaxmdp.planning.incremental`). Both planners visit the
+  same policies; the bias may differ from an LU solve in its last bits. Solves that stop
+  without converging are counted (``Trajectories.unconverged``).
 * **Ties**: ``argmin`` takes the lowest action index; policy improvement keeps the
   current action within its tolerance, else the lowest index.
 * The skeleton threshold uses ``max_b n[s, b]`` (not the state's visits ``n[s]``).
@@ -69,14 +79,25 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
+from jaxmdp.agents.rounds import check_planner_options, refresh_round
 from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.indices.kl import kinf
-from jaxmdp.mdp import bernoulli_joint
-from jaxmdp.planning.policy_iteration import policy_iteration
+from jaxmdp.mdp import MDP, bernoulli_joint
+from jaxmdp.planning import ModelChange, Planner, Status, incremental_planner
 
-__all__ = ["INDICES", "IMEDConfig", "IMEDState", "imed_index", "imed_model", "imed_rl_agent"]
+__all__ = [
+    "INDICES",
+    "IMEDConfig",
+    "IMEDState",
+    "imed_index",
+    "imed_model",
+    "imed_rewards_and_skeleton",
+    "imed_rl_agent",
+    "imed_transitions",
+]
 
 
 class IMEDConfig(NamedTuple):
@@ -87,22 +108,59 @@ class IMEDConfig(NamedTuple):
             rewards in ``[0, 1]``).
         index: ``"paper"`` (``n K + ln n``), ``"statisticalrl"`` (``n x + ln n``) or
             ``"authors"`` (``n x + ln x``), ``x = ln B + K`` (:func:`imed_index`).
+        planner: the :class:`~jaxmdp.planning.Planner` that solves the skeleton MDP each
+            round (default :func:`~jaxmdp.planning.incremental_planner`).
+        refresh_every: the incremental planner's re-inversion period (``None``: the
+            dtype's default).
     """
 
     known_rewards: bool = False
     index: str = "paper"
+    planner: Planner = incremental_planner()
+    refresh_every: int | None = None
 
 
 class IMEDState(NamedTuple):
     """IMED-RL's state for one replication.
 
     Attributes:
-        policy: the skeleton MDP's last optimal policy (the next warm start), int32 ``[S]``.
+        planner: the planner's state: its warm start (the skeleton MDP's last optimal
+            policy) and whatever it reuses.
         bias: the last empirical optimal bias ``v_hat``, ``[S]``.
+        model: ``p_hat`` of the last round, ``[S, A, S]``.
+        visits: ``n`` of the last round (float), ``[S, A]``.
+        last: ``(x, a)``, the pair played last (its count row changes before the next
+            round), int32 ``[2]``.
+        unconverged: rounds whose solve did not converge (status not ``CONVERGED``), int32.
     """
 
-    policy: jax.Array
+    planner: object
     bias: jax.Array
+    model: jax.Array
+    visits: jax.Array
+    last: jax.Array
+    unconverged: jax.Array
+
+
+def imed_transitions(counts, dtype):
+    """``(p_hat [S, A, S], n [S, A])``: the transition model of step 1 and the visits.
+
+    Args:
+        counts: ``N[s, a, y]``, ``[S, A, S]``.
+        dtype: the float dtype of both.
+    """
+    S = counts.shape[-1]
+    n = jnp.sum(counts, axis=-1).astype(dtype)
+    return (counts.astype(dtype) + 1.0 / S) / (n + 1.0)[..., None], n
+
+
+def imed_rewards_and_skeleton(n, reward_sums, rewards, mask, *, known_rewards: bool):
+    """``(r_hat [S, A], skeleton bool [S, A])`` of steps 1-2 from the visits ``n``."""
+    r_hat = jnp.asarray(rewards) if known_rewards else (
+        (reward_sums.astype(n.dtype) + 0.5) / (n + 1.0))
+    top = jnp.max(jnp.where(mask, n, 0.0), axis=-1, keepdims=True)
+    skeleton = mask & (n >= jnp.log(jnp.maximum(top, 1.0)) ** 2)
+    return r_hat, skeleton
 
 
 def imed_model(counts, reward_sums, rewards, mask, *, known_rewards: bool):
@@ -118,14 +176,9 @@ def imed_model(counts, reward_sums, rewards, mask, *, known_rewards: bool):
     Returns:
         ``(p_hat [S, A, S], r_hat [S, A], skeleton bool [S, A], n [S, A])``.
     """
-    dtype = jnp.asarray(rewards).dtype
-    S = counts.shape[-1]
-    n = jnp.sum(counts, axis=-1).astype(dtype)
-    p_hat = (counts.astype(dtype) + 1.0 / S) / (n + 1.0)[..., None]
-    r_hat = jnp.asarray(rewards) if known_rewards else (
-        (reward_sums.astype(dtype) + 0.5) / (n + 1.0))
-    top = jnp.max(jnp.where(mask, n, 0.0), axis=-1, keepdims=True)
-    skeleton = mask & (n >= jnp.log(jnp.maximum(top, 1.0)) ** 2)
+    p_hat, n = imed_transitions(counts, jnp.asarray(rewards).dtype)
+    r_hat, skeleton = imed_rewards_and_skeleton(n, reward_sums, rewards, mask,
+                                                known_rewards=known_rewards)
     return p_hat, r_hat, skeleton, n
 
 
@@ -178,17 +231,46 @@ def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool, index: str = "
 
 
 def _init(key, spec: EnvSpec, config: IMEDConfig) -> IMEDState:
-    del key, config
-    policy = jnp.argmax(jnp.asarray(spec.mask, bool), axis=1).astype(jnp.int32)
-    return IMEDState(policy, jnp.zeros(spec.num_states, jnp.asarray(spec.rewards).dtype))
+    del key
+    rewards = jnp.asarray(spec.rewards)
+    S, A = spec.num_states, spec.num_actions
+    mask = jnp.asarray(spec.mask, bool)
+    # The model of zero counts; round 0 rebuilds it from the counts and refreshes the
+    # planner.
+    p_hat, n = imed_transitions(jnp.zeros((S, A, S), jnp.int32), rewards.dtype)
+    planner = config.planner.init(MDP.unchecked(p_hat, rewards, mask))
+    return IMEDState(planner, jnp.zeros(S, rewards.dtype), p_hat, n,
+                     jnp.zeros(2, jnp.int32), jnp.zeros((), jnp.int32))
+
+
+def _observe(state: IMEDState, counts, refresh):
+    """``(p_hat, n)`` of ``counts``: the row of the pair played last recomputed, ``O(S)``
+    (the arithmetic of :func:`imed_transitions`, so bitwise a rebuild), or everything on
+    refresh rounds. Between two rounds :func:`jaxmdp.simulate` changes the counts only in
+    that row."""
+    x, a = state.last[0], state.last[1]
+    dtype = state.model.dtype
+    row = counts[x, a]
+    n = jnp.sum(row).astype(dtype)
+    model = state.model.at[x, a].set((row.astype(dtype) + 1.0 / counts.shape[-1]) / (n + 1.0))
+    visits = state.visits.at[x, a].set(n)
+    return lax.cond(refresh, lambda _: imed_transitions(counts, dtype), lambda mv: mv,
+                    (model, visits))
 
 
 def _step(key, state: IMEDState, obs: Observation, spec: EnvSpec, config: IMEDConfig):
     del key
     mask = jnp.asarray(spec.mask, bool)
-    p_hat, r_hat, skeleton, n = imed_model(obs.counts, obs.reward_sums, spec.rewards, mask,
-                                           known_rewards=config.known_rewards)
-    solution = policy_iteration(p_hat, r_hat, skeleton, state.policy)
+    # Since the last round only the row of the pair played last changed (and the skeleton
+    # of its state); round 0 and every refresh_every-th round rebuild the model and start
+    # the planner afresh (obs.step is not batched: a real branch under vmap).
+    refresh = refresh_round(obs.step, state.model.dtype, config.refresh_every)
+    p_hat, n = _observe(state, obs.counts, refresh)
+    r_hat, skeleton = imed_rewards_and_skeleton(n, obs.reward_sums, spec.rewards, mask,
+                                                known_rewards=config.known_rewards)
+    change = ModelChange(MDP.unchecked(p_hat, r_hat, skeleton),
+                         (state.last[0], state.last[1]), refresh)
+    solution, planner_state = config.planner.update(state.planner, change)
     bias = solution.bias
     x = obs.state
     values = r_hat[x] + p_hat[x] @ bias
@@ -198,10 +280,15 @@ def _step(key, state: IMEDState, obs: Observation, spec: EnvSpec, config: IMEDCo
     admissible = mask[x]
     action = jnp.argmin(jnp.where(admissible, index, jnp.inf))
     action = jnp.where(admissible[action], action, jnp.argmax(admissible)).astype(jnp.int32)
-    return action, IMEDState(solution.policy.astype(jnp.int32), bias)
+    failed = (solution.status != Status.CONVERGED).astype(jnp.int32)
+    return action, IMEDState(planner_state, bias, p_hat, n,
+                             jnp.stack([x.astype(jnp.int32), action]),
+                             state.unconverged + failed)
 
 
-def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent:
+def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper",
+                  planner: Planner | str = "incremental",
+                  refresh_every: int | None = None) -> Agent:
     """IMED-RL (Pesquerel & Maillard 2022), configured.
 
     Args:
@@ -212,6 +299,11 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent
             StatisticalRL ``IMED_RL.py`` index ``n x + ln n``) or ``"authors"`` (the
             authors' ``IRL.py`` index ``n x + ln x``), ``x = ln(1 + span v_hat) + K``
             (:func:`imed_index`).
+        planner: a :class:`~jaxmdp.planning.Planner`, or ``"incremental"`` (default,
+            :func:`~jaxmdp.planning.incremental_planner`) or ``"full"``
+            (:func:`~jaxmdp.planning.exact_planner`, an LU solve per evaluation).
+        refresh_every: the incremental planner's re-inversion period; ``None`` for the
+            dtype's default (:func:`jaxmdp.planning.incremental.default_refresh_every`).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"imed_rl"``.
@@ -223,5 +315,7 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper") -> Agent
         raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
     if index not in INDICES:
         raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}")
-    return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index),
+    planner = check_planner_options(planner, refresh_every)
+    return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index, planner,
+                                                     refresh_every),
                  validate_unit_rewards)

@@ -58,7 +58,6 @@ Example:
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -66,6 +65,7 @@ import jax.numpy as jnp
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.rounds import (
     EstimateState,
+    check_planner_options,
     init_estimate,
     observe,
     played,
@@ -80,7 +80,7 @@ from jaxmdp.agents.rules import (
     ucb_select_action,
 )
 from jaxmdp.agents.validation import validate_learned_rewards
-from jaxmdp.planning import Planner, exact_planner, incremental_planner
+from jaxmdp.planning import Planner, incremental_planner
 from jaxmdp.planning.estimate import reward_estimate
 
 __all__ = [
@@ -124,12 +124,7 @@ def _check_config(name: str, config: PaperConfig) -> None:
     if config.force_untried and name not in ("dmed", "ps"):
         raise ValueError(f"force_untried applies to 'dmed' and 'ps' ({name!r} always plays "
                          f"untried actions first), got force_untried=True for {name!r}")
-    if not isinstance(config.planner, Planner):
-        raise ValueError(f"planner must be a jaxmdp.planning.Planner, 'incremental' or "
-                         f"'full', got {config.planner!r}")
-    r = config.refresh_every
-    if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
-        raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
+    check_planner_options(config.planner, config.refresh_every)
 
 
 def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConfig):
@@ -167,10 +162,6 @@ def _make_step(name: str):
 _STEPS = {name: _make_step(name) for name in PAPER_AGENTS}
 
 
-#: The planners the ``planner`` option accepts by name.
-_NAMED_PLANNERS = {"incremental": incremental_planner(), "full": exact_planner()}
-
-
 def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = False,
                 planner: Planner | str = "incremental",
                 refresh_every: int | None = None) -> Agent:
@@ -194,7 +185,7 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     Raises:
         ValueError: for an option of the wrong type or value.
     """
-    planner = _NAMED_PLANNERS.get(planner, planner) if isinstance(planner, str) else planner
+    planner = check_planner_options(planner, refresh_every)
     config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
     _check_config(name, config)
     return Agent(name, _init, _STEPS[name], config, validate_learned_rewards)

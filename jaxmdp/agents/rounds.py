@@ -15,6 +15,7 @@ first call is at ``step == 0``; an agent driven otherwise should use ``refresh_e
 
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple
 
 import jax
@@ -22,12 +23,21 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.mdp import MDP
-from jaxmdp.planning import Estimate, ModelChange, Planner, Status
+from jaxmdp.planning import (
+    Estimate,
+    ModelChange,
+    Planner,
+    Status,
+    exact_planner,
+    incremental_planner,
+)
 from jaxmdp.planning.estimate import good_actions_from_visits, transition_estimate
 from jaxmdp.planning.incremental import default_refresh_every
 
 __all__ = [
+    "PLANNERS",
     "EstimateState",
+    "check_planner_options",
     "init_estimate",
     "observe",
     "played",
@@ -57,6 +67,34 @@ class EstimateState(NamedTuple):
     visits: jax.Array
     last: jax.Array
     unconverged: jax.Array
+
+
+#: The planners an agent's ``planner`` option accepts by name.
+PLANNERS = {"incremental": incremental_planner(), "full": exact_planner()}
+
+
+def check_planner_options(planner: Planner | str, refresh_every: int | None) -> Planner:
+    """The ``planner`` and ``refresh_every`` options of an agent that re-solves every round.
+
+    Args:
+        planner: a :class:`~jaxmdp.planning.Planner`, or a name of :data:`PLANNERS`.
+        refresh_every: a positive int or ``None``.
+
+    Returns:
+        The :class:`~jaxmdp.planning.Planner`.
+
+    Raises:
+        ValueError: naming the option and the value.
+    """
+    if isinstance(planner, str):
+        planner = PLANNERS.get(planner, planner)
+    if not isinstance(planner, Planner):
+        raise ValueError(f"planner must be a jaxmdp.planning.Planner, 'incremental' or "
+                         f"'full', got {planner!r}")
+    r = refresh_every
+    if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
+        raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
+    return planner
 
 
 def init_estimate(counts: jax.Array, rewards: jax.Array, mask: jax.Array,

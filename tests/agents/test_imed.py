@@ -73,3 +73,19 @@ def test_options_are_validated():
     with pytest.raises(ValueError, match="gaussian"):
         jm.simulate(RIVERSWIM.with_reward_law("gaussian", 0.5), "imed_rl", 5, 2,
                     progress=False)
+    with pytest.raises(ValueError, match=r"planner must be a jaxmdp.planning.Planner, "
+                                         r"'incremental' or 'full', got 'lu'"):
+        jm.get_agent("imed_rl", planner="lu")
+    with pytest.raises(ValueError, match="refresh_every must be a positive integer, got 0"):
+        jm.get_agent("imed_rl", refresh_every=0)
+    from jaxmdp import planning
+
+    assert jm.get_agent("imed_rl", planner="full").config.planner is planning.exact_planner()
+    assert jm.get_agent("imed_rl").config.planner is planning.incremental_planner()
+
+
+def test_the_shared_run_counts_its_solves():
+    # Every round's solve converged (the estimate has full support: every policy is
+    # unichain), and Trajectories reports the count per replication.
+    unconverged = np.asarray(shared_run("imed_rl").unconverged)
+    assert unconverged.shape == (64,) and not unconverged.any()
