@@ -97,6 +97,7 @@ __all__ = [
     "imed_rewards_and_skeleton",
     "imed_rl_agent",
     "imed_transitions",
+    "observe_transitions",
 ]
 
 
@@ -243,17 +244,28 @@ def _init(key, spec: EnvSpec, config: IMEDConfig) -> IMEDState:
                      jnp.zeros(2, jnp.int32), jnp.zeros((), jnp.int32))
 
 
-def _observe(state: IMEDState, counts, refresh):
-    """``(p_hat, n)`` of ``counts``: the row of the pair played last recomputed, ``O(S)``
-    (the arithmetic of :func:`imed_transitions`, so bitwise a rebuild), or everything on
-    refresh rounds. Between two rounds :func:`jaxmdp.simulate` changes the counts only in
-    that row."""
-    x, a = state.last[0], state.last[1]
-    dtype = state.model.dtype
+def observe_transitions(model, visits, last, counts, refresh):
+    """``(p_hat, n)`` of ``counts`` (:func:`imed_transitions`) from those of the last round.
+
+    Only the row of the pair played last (``last = (x, a)``) is recomputed, ``O(S)``, with
+    the arithmetic of :func:`imed_transitions` (so bitwise a rebuild); where ``refresh``
+    (round 0, and what the agent chooses) everything is rebuilt from ``counts``. Between two
+    rounds :func:`jaxmdp.simulate` changes the counts only in that row. Pass an unbatched
+    ``refresh`` so that it stays a real branch under ``vmap``.
+
+    Args:
+        model: ``p_hat`` of the last round, ``[S, A, S]``.
+        visits: ``n`` of the last round (float), ``[S, A]``.
+        last: ``(x, a)``, int32 ``[2]``.
+        counts: ``N[s, a, y]`` now, ``[S, A, S]``.
+        refresh: bool scalar.
+    """
+    x, a = last[0], last[1]
+    dtype = model.dtype
     row = counts[x, a]
     n = jnp.sum(row).astype(dtype)
-    model = state.model.at[x, a].set((row.astype(dtype) + 1.0 / counts.shape[-1]) / (n + 1.0))
-    visits = state.visits.at[x, a].set(n)
+    model = model.at[x, a].set((row.astype(dtype) + 1.0 / counts.shape[-1]) / (n + 1.0))
+    visits = visits.at[x, a].set(n)
     return lax.cond(refresh, lambda _: imed_transitions(counts, dtype), lambda mv: mv,
                     (model, visits))
 
@@ -265,7 +277,7 @@ def _step(key, state: IMEDState, obs: Observation, spec: EnvSpec, config: IMEDCo
     # of its state); round 0 and every refresh_every-th round rebuild the model and start
     # the planner afresh (obs.step is not batched: a real branch under vmap).
     refresh = refresh_round(obs.step, state.model.dtype, config.refresh_every)
-    p_hat, n = _observe(state, obs.counts, refresh)
+    p_hat, n = observe_transitions(state.model, state.visits, state.last, obs.counts, refresh)
     r_hat, skeleton = imed_rewards_and_skeleton(n, obs.reward_sums, spec.rewards, mask,
                                                 known_rewards=config.known_rewards)
     change = ModelChange(MDP.unchecked(p_hat, r_hat, skeleton),
