@@ -314,8 +314,12 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper",
         planner: a :class:`~jaxmdp.planning.Planner`, or ``"incremental"`` (default,
             :func:`~jaxmdp.planning.incremental_planner`) or ``"full"``
             (:func:`~jaxmdp.planning.exact_planner`, an LU solve per evaluation).
-        refresh_every: the incremental planner's re-inversion period; ``None`` for the
-            dtype's default (:func:`jaxmdp.planning.incremental.default_refresh_every`).
+        refresh_every: rounds between rebuilds of the model and re-inversions of the
+            incremental planner; ``None`` for the dtype's default
+            (:func:`jaxmdp.planning.incremental.default_refresh_every`). Between two
+            rounds the agent updates only the row of the pair it played, as
+            :func:`jaxmdp.simulate` changes the counts; to drive ``step`` otherwise, use
+            ``refresh_every=1``.
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"imed_rl"``.
