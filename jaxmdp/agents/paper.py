@@ -124,7 +124,6 @@ def _check_config(name: str, config: PaperConfig) -> None:
     if config.force_untried and name not in ("dmed", "ps"):
         raise ValueError(f"force_untried applies to 'dmed' and 'ps' ({name!r} always plays "
                          f"untried actions first), got force_untried=True for {name!r}")
-    check_planner_options(config.planner, config.refresh_every)
 
 
 def _planning_rewards(obs: Observation, visits, spec: EnvSpec, config: PaperConfig):
