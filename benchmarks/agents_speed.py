@@ -6,10 +6,12 @@ MDPs StatisticalRL registers as ``river-swim-6``, ``river-swim-25``, ``grid-4-ro
 ``grid-2-room``), ``jm.simulate(mdp, agent, horizon, replications)`` is called once to
 compile (``first_s``, compilation included), then ``--repeats`` times with other seeds,
 each ended by ``block_until_ready``; ``us_per_step`` is the median of those calls over
-``horizon * replications``. The calibration line of ``benchmarks/_calibration.py`` is
-printed first (and stored), the table as each row is done, and everything is saved as
-JSON under ``--out`` (default ``results/``). Compare with the published code's
-microseconds per step on the same MDPs from ``benchmarks/statisticalrl.py --envs ...``.
+``horizon * replications``, and ``evi_sweeps`` the EVI sweeps per replication of the
+last call (for the agents that plan by extended value iteration; in the JSON). The
+calibration line of ``benchmarks/_calibration.py`` is printed first (and stored), the
+table as each row is done, and everything is saved as JSON under ``--out`` (default
+``results/``). Compare with the published code's microseconds per step on the same MDPs
+from ``benchmarks/statisticalrl.py --speed-envs ...``.
 
 The defaults are small (a check that every agent runs); the audit's sizes are::
 
@@ -24,6 +26,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -42,17 +46,22 @@ def time_agent(name: str, env: str, horizon: int, replications: int, repeats: in
     mdp = jm.envs.make(env)
     agent = jm.get_agent(name)
 
+    runs = []
+
     def call(seed):
         start = time.perf_counter()
-        jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed=seed,
-                                          progress=False))
+        runs.append(jax.block_until_ready(
+            jm.simulate(mdp, agent, horizon, replications, seed=seed, progress=False)))
         return time.perf_counter() - start
 
     first = call(0)
     times = [call(seed) for seed in range(1, repeats + 1)]
     median = statistics.median(times)
+    # The EVI sweeps per replication of the last call (the agents that plan by EVI).
+    steps = getattr(runs[-1].agent_state, "evi_steps", None)
     return {"agent": name, "env": env, "first_s": first, "times_s": times,
-            "us_per_step": 1e6 * median / (horizon * replications)}
+            "us_per_step": 1e6 * median / (horizon * replications),
+            "evi_sweeps": None if steps is None else float(np.mean(np.asarray(steps)))}
 
 
 def main(argv=None) -> dict:

@@ -34,7 +34,10 @@ their lowest-index conventions (e.g. ``np.argmax`` ties) see "right" first.
 ``utils.py`` lines 115-122), removed in NumPy 2; the script sets ``np.infty = np.inf``
 when it is missing. ``MED_RL.py`` line 4 imports ``utils`` as a top-level module (the
 package's ``MDPs_discrete/utils.py``); the script appends that directory to
-``sys.path``. Nothing in the learners is modified.
+``sys.path``. Nothing in the learners is modified. One diagnostic row is not the
+published code: ``--algorithms UCRL3_value_sums`` runs a second copy of ``UCRL3.py``
+whose two sums over a dict add its values, not its keys (:data:`VALUE_SUMS`), beside
+jaxmdp's default ``ucrl3``: the support the paper defines, in both.
 
 **Other MDPs.** ``--speed-envs riverswim-25 grid-4-room grid-2-room`` then times the
 published learners (on jaxmdp's matrices of those MDPs, which StatisticalRL registers as
@@ -69,10 +72,10 @@ sys.path.insert(0, str(HERE))
 ALGORITHMS = {
     "UCRL2": ("UCRL2", "UCRL2", "delta",
               ("ucrl2", {"ties": "random_least_visited", "epsilon_rule": "t",
-                         "warm_start": True}), "ucrl2"),
+                         "warm_start": True, "max_evi_steps": 1001}), "ucrl2"),
     "KL-UCRL": ("KLUCRL", "KLUCRL", "delta",
                 ("kl_ucrl", {"ties": "random_least_visited", "epsilon_rule": "t",
-                             "warm_start": True}), None),
+                             "warm_start": True, "max_evi_steps": 1002}), None),
     "PSRL": ("PSRL", "PSRL", "delta", ("psrl", {}), "psrl"),
     "IMED-RL": ("IMED_RL", "IMEDRL", "plain", ("imed_rl", {"index": "statisticalrl"}),
                 "imed_rl_statisticalrl"),
@@ -80,10 +83,25 @@ ALGORITHMS = {
                    ("ucrl3", {"lazy": True, "key_sums": True, "bisection_tol": 1e-4}),
                    "ucrl3_lazy"),
     "UCRL3": ("UCRL3", "UCRL3", "delta",
-              ("ucrl3", {"key_sums": True, "bisection_tol": 1e-4}), "ucrl3"),
+              ("ucrl3", {"key_sums": True, "bisection_tol": 1e-4, "max_evi_steps": 1002}),
+              "ucrl3"),
     "UCRL2B": ("UCRL2B", "UCRL2B", "delta", ("ucrl2b", {}), "ucrl2b"),
     "MED-RL": ("MED_RL", "MEDRL", "plain", ("med_rl", {}), "med_rl"),
+    # Not the published code: its UCRL3 with the two sums of lines 175 and 193 taken over
+    # the dict's values (see VALUE_SUMS), beside jaxmdp's default support.
+    "UCRL3_value_sums": ("UCRL3+value_sums", "UCRL3", "delta",
+                         ("ucrl3", {"bisection_tol": 1e-4, "max_evi_steps": 1002}), "ucrl3"),
 }
+
+#: The module name under which ``load_learners`` gives a second copy of ``UCRL3.py`` whose
+#: builtin ``sum`` adds a dict's values (a diagnostic, run only when named in
+#: ``--algorithms``): ``aux_compute_Fplus_in`` / ``_out`` (lines 175, 193) then compute the
+#: support the paper defines (jaxmdp's ``key_sums=False``), and every other ``sum`` of the
+#: file, over lists, is unchanged. The file itself is not modified.
+VALUE_SUMS = "UCRL3+value_sums"
+
+#: The algorithms run by default: the published classes as published.
+PUBLISHED = tuple(name for name in ALGORITHMS if name != "UCRL3_value_sums")
 
 
 def load_learners(path):
@@ -96,10 +114,30 @@ def load_learners(path):
         np.infty = np.inf  # the published code's NumPy 1 alias (see module docstring)
     sys.path.insert(0, str(src))
     sys.path.append(str(src / "statisticalrl_learners" / "MDPs_discrete"))  # MED_RL.py line 4
+    import builtins
     import importlib
+    import importlib.util
 
-    return lambda module: importlib.import_module(
-        f"statisticalrl_learners.MDPs_discrete.{module}")
+    copies = {}
+
+    def value_sums_copy():
+        if not copies:
+            file = src / "statisticalrl_learners" / "MDPs_discrete" / "UCRL3.py"
+            spec = importlib.util.spec_from_file_location("statisticalrl_ucrl3_value_sums",
+                                                          file)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            module.sum = lambda x, *start: builtins.sum(
+                x.values() if isinstance(x, dict) else x, *start)
+            copies[VALUE_SUMS] = module
+        return copies[VALUE_SUMS]
+
+    def get_module(module):
+        if module == VALUE_SUMS:
+            return value_sums_copy()
+        return importlib.import_module(f"statisticalrl_learners.MDPs_discrete.{module}")
+
+    return get_module
 
 
 def statisticalrl_riverswim6():
@@ -171,9 +209,11 @@ def jaxmdp_agent(name, delta, kl_ucrl_bug=False):
 
 
 def time_jaxmdp(agent, horizon, replications, seed, env="riverswim-6"):
-    """Final realised regrets ``[replications]`` of ``agent`` on ``env`` and its
-    microseconds per replication-step: a warm-up call (compiles), then the same call timed
-    with ``block_until_ready``, divided by ``horizon * replications``."""
+    """Final realised regrets ``[replications]`` of ``agent`` on ``env``, its
+    microseconds per replication-step (a warm-up call (compiles), then the same call timed
+    with ``block_until_ready``, divided by ``horizon * replications``) and its EVI sweeps
+    per replication (the mean of the agent state's ``evi_steps``; NaN for an agent
+    without EVI)."""
     import jax
 
     import jaxmdp as jm
@@ -188,7 +228,9 @@ def time_jaxmdp(agent, horizon, replications, seed, env="riverswim-6"):
     start = time.perf_counter()
     traj = call()
     seconds = time.perf_counter() - start
-    return np.asarray(traj.regret)[:, -1], seconds / (horizon * replications) * 1e6
+    steps = getattr(traj.agent_state, "evi_steps", None)
+    sweeps = float("nan") if steps is None else float(np.mean(np.asarray(steps)))
+    return np.asarray(traj.regret)[:, -1], seconds / (horizon * replications) * 1e6, sweeps
 
 
 def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
@@ -198,7 +240,7 @@ def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
     agent, what = jaxmdp_agent(name, delta, kl_ucrl_bug)
     if agent is None:
         return None, what, float("nan")
-    finals, us = time_jaxmdp(agent, horizon, replications, seed)
+    finals, us, _ = time_jaxmdp(agent, horizon, replications, seed)
     return finals, what, us
 
 
@@ -269,14 +311,15 @@ def speed_on_envs(get_module, args, envs):
     jaxmdp's agents on each of ``envs`` (``--speed-envs``), as in the river-swim-6 speed
     table: the published code on jaxmdp's matrices of the MDP StatisticalRL registers
     under that name (the actions in jaxmdp's order), ``--speed-env-replications`` runs of
-    ``--speed-env-horizon`` rounds; jaxmdp at ``--jax-replications``."""
+    ``--speed-env-horizon`` rounds; jaxmdp at ``--jax-replications`` (with its EVI sweeps
+    per replication)."""
     horizon = args.speed_env_horizon or args.horizon
     reps = args.speed_env_replications
     rows = []
     print(f"speed on {', '.join(envs)}: published us per step (wall time of {reps} runs of "
           f"T = {horizon}), jaxmdp us per replication-step (m = {args.jax_replications})")
     print(f"{'env':14s} {'algorithm':11s} {'published':>10s} {'jaxmdp':>10s} "
-          f"{'published/jax':>13s}", flush=True)
+          f"{'published/jax':>13s} {'jaxmdp sweeps':>13s}", flush=True)
     for env in envs:
         P, R = jaxmdp_matrices(env)
         for name in args.algorithms:
@@ -285,21 +328,25 @@ def speed_on_envs(get_module, args, envs):
             row = {"env": env, "algorithm": name,
                    "published_us_per_step": wall / (horizon * reps) * 1e6}
             agent, what = jaxmdp_agent(name, args.delta, args.kl_ucrl_bug)
-            us = float("nan")
+            us = sweeps = float("nan")
             if agent is not None and not args.no_jax:
-                us = time_jaxmdp(agent, horizon, args.jax_replications, args.seed, env)[1]
+                _, us, sweeps = time_jaxmdp(agent, horizon, args.jax_replications, args.seed,
+                                            env)
             row["jaxmdp_agent"], row["jaxmdp_us_per_rep_step"] = what, us
+            row["jaxmdp_evi_sweeps"] = sweeps
             rows.append(row)
             print(f"{env:14s} {name:11s} {row['published_us_per_step']:10.2f} {us:10.3f} "
-                  f"{row['published_us_per_step'] / us:12.1f}x", flush=True)
+                  f"{row['published_us_per_step'] / us:12.1f}x {sweeps:13.0f}", flush=True)
     return rows
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learners-dir", default=os.environ.get("STATISTICALRL_LEARNERS"))
-    ap.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS),
-                    choices=list(ALGORITHMS))
+    ap.add_argument("--algorithms", nargs="+", default=list(PUBLISHED),
+                    choices=list(ALGORITHMS),
+                    help="default: every published class; UCRL3_value_sums runs the "
+                         "published UCRL3 with its support's sums over the values (VALUE_SUMS)")
     ap.add_argument("--horizon", type=int, default=2000)
     ap.add_argument("--replications", type=int, default=10)
     ap.add_argument("--jax-replications", type=int, default=100,

@@ -65,7 +65,9 @@ UCRL2/KL-UCRL stop EVI at ``1/t`` (our ``epsilon_rule="t"``), break ties uniform
 the least-visited maximisers and re-draw the action at every step (ours: lowest index, as
 specified; ``ties="random_least_visited"`` reproduces theirs, ``UCRL2.py`` lines 91-96,
 144), warm-start EVI from the previous episode's values (ours: ``u_0 = 0``, Jaksch et al.;
-``warm_start=True`` reproduces theirs) and cap EVI at 1000 sweeps; their KL-UCRL finds
+``warm_start=True`` reproduces theirs) and cap EVI at 1000 iterations (UCRL2 stops after
+1001 sweeps, ``UCRL2.py`` lines 83, 106; KL-UCRL after 1002, ``KLUCRL.py`` lines 178-208:
+``max_evi_steps=1001`` / ``1002`` reproduces them); their KL-UCRL finds
 ``nu`` with a bisection that moves the wrong way (``KLUCRL.py`` line 128: ``nu = max u +
 10^7``, so ``q`` is nearly ``p_hat``), which ``search_up_bug=True`` reproduces.
 
@@ -84,14 +86,17 @@ episode, and in a round where ``m`` do, runs EVI on those ``m`` only, 8 at a tim
 replications (the smallest that holds them, among those at most half the batch) or else
 the whole batch (one compiled copy of EVI per size); ``cond="cond_any"`` plans the whole
 batch in such rounds; ``cond="lax"`` plans it every round. For UCRL2 all four give the
-same trajectories (tested). KL-UCRL's default stays ``cond="compact"``: its planning is
+same trajectories (tested). KL-UCRL's default is ``cond="compact"``: its planning is
 not bitwise independent of the planning batch (with ``"chunked"`` its trajectories at
-1,000 replications on riverswim-6 differed from ``"compact"``'s), so the default keeps
-its trajectories as they were. UCRL3 plans its starts one at a time
-(``UCRL3Sets.episode_chunk = 1``; 8 for the rest of the family): its sweep computes a
-support for every pair and costs in proportion to the rows it runs, so a pass of 8 rows
-pays for 8 until its slowest row stops. Its box maximiser sums over a batch whose size
-can change the rounding, so its trajectories also depend on the chunk (in the last bits).
+1,000 replications on riverswim-6 differ from ``"compact"``'s in the last bits). With
+``search_up_bug=True`` its maximiser is a closed form, the two give the same trajectories
+(tested), and the default is ``"chunked"``: an episode start whose EVI runs to its cap
+then holds a pass of 8 replications, not a bucket of up to half the batch. UCRL3 plans
+its starts one at a time (``UCRL3Sets.episode_chunk = 1``; 8 for the rest of the
+family): its sweep computes a support for every pair and costs in proportion to the rows
+it runs, so a pass of 8 rows pays for 8 until its slowest row stops. Its box maximiser
+sums over a batch whose size can change the rounding, so its trajectories also depend on
+the chunk (in the last bits).
 
 Example:
     >>> import jaxmdp as jm
@@ -754,8 +759,8 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
             ``"t"`` (``< 1/t_k``).
         max_evi_steps: the most EVI sweeps per episode start (positive int).
         cond: ``"chunked"``, ``"compact"``, ``"cond_any"`` or ``"lax"`` (see
-            :mod:`jaxmdp.agents.ucrl`); default ``"chunked"`` for UCRL2, ``"compact"``
-            for KL-UCRL.
+            :mod:`jaxmdp.agents.ucrl`); default ``"chunked"`` for UCRL2 and for KL-UCRL
+            with ``search_up_bug``, ``"compact"`` for KL-UCRL.
         ties: ``"lowest"`` (default) or ``"random_least_visited"`` (the StatisticalRL
             rule, re-sampled at every step; :class:`UCRLConfig`).
         warm_start: start each episode's EVI from the previous values (default False:
@@ -774,9 +779,9 @@ def ucrl_agent(name: str, *, known_rewards: bool = False, delta: float = 0.05,
     """
     if name not in ("ucrl2", "kl_ucrl"):
         raise ValueError(f"name must be one of ['ucrl2', 'kl_ucrl'], got {name!r}")
-    if cond is None:
-        cond = "chunked" if name == "ucrl2" else "compact"
     check_bool("search_up_bug", search_up_bug)
+    if cond is None:  # the exact KL ball's planning depends on its batch (module docstring)
+        cond = "compact" if name == "kl_ucrl" and not search_up_bug else "chunked"
     if search_up_bug and name != "kl_ucrl":
         raise ValueError(f"search_up_bug applies to 'kl_ucrl' only, got name {name!r}")
     sets = UCRL2Sets() if name == "ucrl2" else KLUCRLSets(search_up_bug)
