@@ -123,7 +123,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmdp.agents.batching import check_cond, episode_cond, masked_elementwise
+from jaxmdp.agents.batching import (
+    check_cond,
+    cond_compact,
+    episode_cond,
+    masked_elementwise,
+)
 from jaxmdp.agents.confidence import (
     ucrl2b_reward_upper,
     ucrl2b_transition_box,
@@ -600,12 +605,36 @@ def _init(key, spec: EnvSpec, config: UCRLConfig) -> UCRLState:
                      action_noise=noise)
 
 
-def _draw(key, state: UCRLState, x, config):
-    """The action at ``x``: the policy's, or a uniform draw among the tied choices."""
+def _draw_keys(key, ties: str):
+    """The keys of the round's two draws: ``split(key)``, or ``key`` twice with
+    ``ties="lowest"``."""
+    return (key, key) if ties == "lowest" else jax.random.split(key)
+
+
+def _categorical(key, which, choices):
+    key = jax.random.split(key)[which]  # the key of _draw_keys(key, ties)[which]
+    return jax.random.categorical(key, jnp.where(choices, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
+def _only_choice(key, which, choices):
+    del key, which
+    return jnp.argmax(choices).astype(jnp.int32)
+
+
+def _draw(key, which: int, state: UCRLState, x, config, draw=True):
+    """The action at ``x``: the policy's, or a uniform draw among the tied choices with the
+    key ``_draw_keys(key, config.ties)[which]``.
+
+    A draw among one choice is that choice (the Gumbel draw of an action of logit
+    ``-inf`` never wins), so the draw, and the split of ``key``, run only where ``draw``
+    holds and ``x`` has two choices or more (:func:`~.batching.cond_any`: under ``vmap``
+    for the whole batch, in the rounds where some replication needs it), with the same
+    result bit for bit."""
     if config.ties == "lowest":
         return state.policy[x]
-    return jax.random.categorical(key, jnp.where(state.choices[x], 0.0, -jnp.inf)).astype(
-        jnp.int32)
+    choices = state.choices[x]
+    return cond_compact(draw & (jnp.sum(choices, dtype=jnp.int32) > 1), _categorical,
+                    _only_choice, key, jnp.int32(which), choices)
 
 
 def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLConfig):
@@ -615,8 +644,7 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
     reward = obs.reward_sums[px, pa] - state.last_sum
     state = state._replace(reward_squares=state.reward_squares.at[px, pa].add(
         jnp.where(obs.step > 0, reward * reward, 0.0)))
-    first, second = (jax.random.split(key) if config.ties != "lowest" else (key, key))
-    action = _draw(first, state, x, config)
+    action = _draw(key, 0, state, x, config)
     start = (obs.step == 0) | _hook(config.sets, "ends_episode")(state, x, action)
 
     def plan(counts, reward_sums, t, x, state, mask, rewards):
@@ -629,12 +657,13 @@ def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLCo
         start, plan, _keep, obs.counts, obs.reward_sums, obs.t, x, state, spec.mask,
         spec.rewards)
     if _hook(config.sets, "stochastic"):
+        second = _draw_keys(key, config.ties)[1]
         other = jax.random.uniform(second, dtype=state.mix_weight.dtype) < state.mix_weight[x]
         action = jnp.where(other, state.mix_action[x], state.policy[x])
     elif config.ties == "lowest":
         action = state.policy[x]
     else:
-        action = jnp.where(start, _draw(second, state, x, config), action)
+        action = jnp.where(start, _draw(key, 1, state, x, config, draw=start), action)
     return action, state._replace(
         nu=state.nu.at[x, action].add(1),
         last_pair=jnp.stack([x, action]).astype(jnp.int32),
