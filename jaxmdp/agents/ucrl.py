@@ -627,14 +627,14 @@ def _draw(key, which: int, state: UCRLState, x, config, draw=True):
 
     A draw among one choice is that choice (the Gumbel draw of an action of logit
     ``-inf`` never wins), so the draw, and the split of ``key``, run only where ``draw``
-    holds and ``x`` has two choices or more (:func:`~.batching.cond_any`: under ``vmap``
-    for the whole batch, in the rounds where some replication needs it), with the same
+    holds and ``x`` has two choices or more (:func:`~.batching.cond_compact`: under
+    ``vmap`` on the replications that need it, in the rounds where some do), with the same
     result bit for bit."""
     if config.ties == "lowest":
         return state.policy[x]
     choices = state.choices[x]
     return cond_compact(draw & (jnp.sum(choices, dtype=jnp.int32) > 1), _categorical,
-                    _only_choice, key, jnp.int32(which), choices)
+                        _only_choice, key, jnp.int32(which), choices)
 
 
 def _step(key, state: UCRLState, obs: Observation, spec: EnvSpec, config: UCRLConfig):
