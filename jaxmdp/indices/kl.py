@@ -701,6 +701,57 @@ _SIGNATURES = {
 }
 
 
+# A batch of at least this many instances re-solves its flagged instances (see _native)
+# in passes of a fixed width, an eighth of the batch, while they are at most half of it.
+_COMPACT_MIN_BATCH = 16
+_COMPACT_PASSES = 8
+
+
+def _redo_flagged(solve, p: Array, v: Array, level: Array, needs: Array, out: tuple):
+    """``out`` with the instances flagged in ``needs`` replaced by ``solve``'s results.
+
+    ``solve`` is a vectorised solve whose last output is dropped. With few flagged
+    instances (at most half of a batch of ``_COMPACT_MIN_BATCH`` or more) they are
+    gathered into passes of ``ceil(batch / _COMPACT_PASSES)`` instances, so that the
+    rerun costs what the flagged instances cost (``ceil(m / width)`` passes for ``m`` of
+    them) and not the whole batch; else the whole batch is re-solved and the flagged
+    results kept. Each instance runs the same solve either way (the root finder stops
+    each instance on its own); the vectorised arithmetic may round an instance's last
+    bit differently in a batch of another width.
+    """
+    batch = needs.shape
+    count = needs.size
+
+    def whole(out):
+        *exact, _ = solve(p, v, level)
+        flag = lambda x: needs.reshape(batch + (1,) * (x.ndim - len(batch)))  # noqa: E731
+        return tuple(jnp.where(flag(x), e, x) for e, x in zip(exact, out))
+
+    if count < _COMPACT_MIN_BATCH:
+        return whole(out)
+    width = -(-count // _COMPACT_PASSES)
+    flat = lambda x, core: jnp.broadcast_to(x, (*batch, *core)).reshape(count, *core)  # noqa: E731
+    p_flat, v_flat = flat(p, p.shape[-1:]), flat(v, v.shape[-1:])
+    level_flat = flat(level, ())
+
+    def passes(out):
+        def body(carry):
+            remaining, out = carry
+            # The next `width` flagged instances; `count` (out of range) fills the rest.
+            index = jnp.nonzero(remaining, size=width, fill_value=count)[0]
+            take = jnp.minimum(index, count - 1)
+            *exact, _ = solve(p_flat[take], v_flat[take], level_flat[take])
+            out = tuple(x.at[index].set(e, mode="drop") for x, e in zip(out, exact))
+            return remaining.at[index].set(False, mode="drop"), out
+
+        flat_out = tuple(x.reshape(count, *x.shape[len(batch):]) for x in out)
+        _, flat_out = lax.while_loop(lambda carry: jnp.any(carry[0]), body,
+                                     (needs.reshape(count), flat_out))
+        return tuple(x.reshape(*batch, *x.shape[1:]) for x in flat_out)
+
+    return lax.cond(jnp.sum(needs) <= count // 2, passes, whole, out)
+
+
 def _native(fn, p: Array, v: Array, level: Array):
     """Runs ``fn(with_zeros, p, v, level)`` vectorised over the batch dimensions.
 
@@ -709,7 +760,9 @@ def _native(fn, p: Array, v: Array, level: Array):
     entry of p is zero. Functions in ``_EXACT_RERUN`` take ``exact`` after ``with_zeros``
     and return a last flag: they run fast (``exact=False``) first, and exactly only when
     some instance flags it, its results replacing the flagged ones (another batch-level
-    ``lax.cond``; per-instance results do not depend on the rest of the batch). Under
+    ``lax.cond``; per-instance results do not depend on the rest of the batch); in a
+    batch of 16 or more with at most half of it flagged, only the flagged instances are
+    re-solved (:func:`_redo_flagged`). Under
     ``jax.vmap`` this function is not batched op by op (which would turn the ``lax.cond``
     into running both branches and the per-problem loop into a loop over the whole
     batch): :func:`_batched` gives it a ``custom_vmap`` rule that calls it once on the
@@ -750,9 +803,8 @@ def _native(fn, p: Array, v: Array, level: Array):
                                         lambda: out)
 
                     return lax.map(step, (p, v, level, needs, out))
-                *exact, _ = jnp.vectorize(one, signature=signature)(p, v, level)
-                flag = lambda x: needs.reshape(needs.shape + (1,) * (x.ndim - needs.ndim))  # noqa: E731
-                return tuple(jnp.where(flag(x), e, x) for e, x in zip(exact, out))
+                return _redo_flagged(jnp.vectorize(one, signature=signature), p, v, level,
+                                     needs, out)
 
             return redo
 

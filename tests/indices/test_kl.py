@@ -904,6 +904,35 @@ def test_kinf_rho_within_rounding_of_the_mean(offset):
     assert levels("D", p, v, [below])[0] == 0
 
 
+
+# The exact rerun: a batch of 32 re-solves its flagged instances (rho within rounding of
+# p.v) in passes of 4 (3 and 10 flagged) or as a whole (20 flagged).
+_KINF_32 = jax.jit(jax.vmap(jaxmdp.kinf))
+
+
+@pytest.mark.parametrize("flagged", [3, 10, 20])
+def test_kinf_batch_reruns_its_flagged_instances(flagged):
+    """Flagged instances (v = 1e4 + 1e-3 U(0, 1), rho 1e-7 of the way from p.v to max v)
+    at random places among instances that need no rerun (v = U(0, 1), rho 0.3 of the way):
+    each value against 40-digit mpmath."""
+    rng = np.random.default_rng(flagged)
+    n, S = 32, 8
+    p = rng.dirichlet(np.ones(S), size=n)
+    where = np.zeros(n, bool)
+    where[rng.choice(n, flagged, replace=False)] = True
+    v = np.where(where[:, None], 1e4, 0.0) + np.where(where[:, None], 1e-3, 1.0) * rng.uniform(
+        size=(n, S))
+    rho = np.empty(n)
+    with mp.workdps(DPS):
+        for i in range(n):
+            pm = _mp_simplex(p[i])
+            mean = mp.fsum(a * mp.mpf(float(b)) for a, b in zip(pm, v[i]))
+            fraction = mp.mpf(1e-7 if where[i] else 0.3)
+            rho[i] = float(mean + fraction * (mp.mpf(float(v[i].max())) - mean))
+    want = np.array([float(kinf_mp(p[i], v[i], rho[i])[0]) for i in range(n)])
+    assert np.all(want > 0)
+    np.testing.assert_allclose(np.asarray(_KINF_32(p, v, rho)), want, rtol=1e-11)
+
 # Issue 13: NaN in, NaN out (value and derivatives); a negative probability is not valid.
 _INVALID = {
     "nan-level": ([0.5, 0.5], [0.0, 1.0], np.nan),
