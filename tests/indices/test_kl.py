@@ -904,7 +904,6 @@ def test_kinf_rho_within_rounding_of_the_mean(offset):
     assert levels("D", p, v, [below])[0] == 0
 
 
-
 # The exact rerun: a batch of 32 re-solves its flagged instances (rho within rounding of
 # p.v) in passes of 4 (3 and 10 flagged) or as a whole (20 flagged).
 _KINF_32 = jax.jit(jax.vmap(jaxmdp.kinf))
@@ -932,6 +931,7 @@ def test_kinf_batch_reruns_its_flagged_instances(flagged):
     want = np.array([float(kinf_mp(p[i], v[i], rho[i])[0]) for i in range(n)])
     assert np.all(want > 0)
     np.testing.assert_allclose(np.asarray(_KINF_32(p, v, rho)), want, rtol=1e-11)
+
 
 # Issue 13: NaN in, NaN out (value and derivatives); a negative probability is not valid.
 _INVALID = {
