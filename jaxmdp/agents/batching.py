@@ -43,6 +43,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
+from jaxmdp._passes import in_passes
+
 __all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "check_cond", "cond_any",
            "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise"]
 
@@ -66,28 +68,6 @@ def _in_axes(flags):
 def _rows(operands, flags, index):
     """Rows ``index`` of the batched leaves; unbatched leaves as they are."""
     return jax.tree_util.tree_map(lambda leaf, b: leaf[index] if b else leaf, operands, flags)
-
-
-def _in_passes(mask: jax.Array, size: int, compute: Callable[[jax.Array], Any],
-               out: Any) -> Any:
-    """``compute(rows)`` on the True entries of the 1-d ``mask``, ``size`` at a time, in a
-    loop of ``ceil(m / size)`` passes, its results scattered into ``out`` (a pytree whose
-    leaves have ``len(mask)`` rows). The last pass pads with copies of its first row,
-    whose results are dropped: a padded row costs what a real one does (another row could
-    run longer, e.g. to an iteration cap)."""
-    n = mask.shape[0]
-    idx = jnp.nonzero(mask, size=n, fill_value=n)[0]
-    # Pad so that every pass can slice `size` indices.
-    idx = jnp.concatenate([idx, jnp.full((size,), n, idx.dtype)])
-    passes = (jnp.sum(mask, dtype=jnp.int32) + size - 1) // size
-
-    def body(i, out):
-        rows = lax.dynamic_slice_in_dim(idx, i * size, size)
-        new = compute(jnp.where(rows < n, rows, rows[0]))
-        return jax.tree_util.tree_map(lambda kept, v: kept.at[rows].set(v, mode="drop"),
-                                      out, new)
-
-    return lax.fori_loop(0, passes, body, out)
 
 
 def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
@@ -223,7 +203,7 @@ def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
                 return jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
                                 axis_size=size)(_rows(operands, flags, rows))
 
-            return _in_passes(pred, size, plan, keep(pred, operands))
+            return in_passes(pred, size, plan, keep(pred, operands))
 
         return lax.cond(jnp.any(pred), run, keep, pred, operands)
 
@@ -256,7 +236,7 @@ def _masked_flat(fn, mask, args, pass_size):
     n = mask.shape[0]
     shapes = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1,), a.dtype) for a in args))
     zeros = jax.tree_util.tree_map(lambda s: jnp.zeros((n,), s.dtype), shapes)
-    return _in_passes(mask, min(n, pass_size), lambda rows: fn(*(a[rows] for a in args)),
+    return in_passes(mask, min(n, pass_size), lambda rows: fn(*(a[rows] for a in args)),
                       zeros)
 
 

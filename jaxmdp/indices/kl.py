@@ -60,6 +60,7 @@ import numpy as np
 from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
+from jaxmdp._passes import in_passes
 from jaxmdp.indices._common import check_shapes, nan_where, normalise, prepare, safe_divisor
 from jaxmdp.indices._roots import MAX_STEPS, find_root, halley_xtol
 
@@ -735,18 +736,11 @@ def _redo_flagged(solve, p: Array, v: Array, level: Array, needs: Array, out: tu
     level_flat = flat(level, ())
 
     def passes(out):
-        def body(carry):
-            remaining, out = carry
-            # The next `width` flagged instances; `count` (out of range) fills the rest.
-            index = jnp.nonzero(remaining, size=width, fill_value=count)[0]
-            take = jnp.minimum(index, count - 1)
-            *exact, _ = solve(p_flat[take], v_flat[take], level_flat[take])
-            out = tuple(x.at[index].set(e, mode="drop") for x, e in zip(out, exact))
-            return remaining.at[index].set(False, mode="drop"), out
+        def compute(rows):
+            return tuple(solve(p_flat[rows], v_flat[rows], level_flat[rows])[:-1])
 
         flat_out = tuple(x.reshape(count, *x.shape[len(batch):]) for x in out)
-        _, flat_out = lax.while_loop(lambda carry: jnp.any(carry[0]), body,
-                                     (needs.reshape(count), flat_out))
+        flat_out = in_passes(needs.reshape(count), width, compute, flat_out)
         return tuple(x.reshape(*batch, *x.shape[1:]) for x in flat_out)
 
     return lax.cond(jnp.sum(needs) <= count // 2, passes, whole, out)
