@@ -43,7 +43,14 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from jaxmdp._passes import in_passes
+from jaxmdp._passes import (
+    broadcast_leaf,
+    cond_chunked,
+    cond_with_batch_rule,
+    in_passes,
+    take_rows,
+    vmap_axes,
+)
 
 __all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "check_cond", "cond_any",
            "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise"]
@@ -54,41 +61,6 @@ COMPACT_BUCKETS = (4, 16, 64, 256)
 
 #: The entries of one pass of :func:`masked_elementwise`.
 ENTRY_PASS = 256
-
-
-def _broadcast(leaf, batched: bool, size: int):
-    return leaf if batched else jnp.broadcast_to(leaf, (size,) + jnp.shape(leaf))
-
-
-def _in_axes(flags):
-    """``vmap``'s ``in_axes`` for operands whose batched leaves are ``flags``."""
-    return jax.tree_util.tree_map(lambda b: 0 if b else None, flags)
-
-
-def _rows(operands, flags, index):
-    """Rows ``index`` of the batched leaves; unbatched leaves as they are."""
-    return jax.tree_util.tree_map(lambda leaf, b: leaf[index] if b else leaf, operands, flags)
-
-
-def _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched):
-    """``lax.cond(pred, true_fn, false_fn, *operands)`` whose vmap rule is
-    ``batched(axis_size, pred, operands, flags)``: ``pred`` batched, the operands as they
-    come, ``flags`` (a tree of bools like ``operands``) marking their batched leaves.
-    Unbatched operands (the environment's arrays, the round) are not copied to every row
-    of the batch."""
-
-    @custom_vmap
-    def branch(pred, *operands):
-        return lax.cond(pred, true_fn, false_fn, *operands)
-
-    @branch.def_vmap
-    def _rule(axis_size, in_batched, pred, *operands):
-        pred_batched, *operands_batched = in_batched
-        pred = _broadcast(pred, pred_batched, axis_size)
-        out = batched(axis_size, pred, tuple(operands), tuple(operands_batched))
-        return out, jax.tree_util.tree_map(lambda _: True, out)
-
-    return branch(pred, *operands)
 
 
 def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
@@ -108,7 +80,7 @@ def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..
     """
 
     def batched(axis_size, pred, operands, flags):
-        axes = _in_axes(flags)
+        axes = vmap_axes(flags)
 
         def some(pred, operands):
             return jax.vmap(lambda p, ops: lax.cond(p, true_fn, false_fn, *ops),
@@ -120,7 +92,7 @@ def cond_any(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..
 
         return lax.cond(jnp.any(pred), some, none, pred, operands)
 
-    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
+    return cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
 
 
 def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
@@ -143,7 +115,7 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
     def batched(axis_size, pred, operands, flags):
         # A bucket pays (one more compiled copy of true_fn) only well below the batch.
         sizes = [k for k in buckets if 2 * k <= axis_size] + [axis_size]
-        axes = _in_axes(flags)
+        axes = vmap_axes(flags)
 
         def keep(pred, operands):
             return jax.vmap(lambda ops: false_fn(*ops), in_axes=(axes,),
@@ -157,7 +129,7 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
                 rows = jnp.nonzero(pred, size=size, fill_value=axis_size)[0]
                 safe = jnp.minimum(rows, axis_size - 1)
                 planned = jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
-                                   axis_size=size)(_rows(operands, flags, safe))
+                                   axis_size=size)(take_rows(operands, flags, safe))
                 return jax.tree_util.tree_map(
                     lambda kept, new: kept.at[rows].set(new, mode="drop"),
                     keep(pred, operands), planned)
@@ -169,45 +141,7 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
         which = jnp.where(count == 0, 0, 1 + bucket)
         return lax.switch(which, [keep] + [gathered(k) for k in sizes], pred, operands)
 
-    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
-
-
-def cond_chunked(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-                 *operands: Any, chunk: int = 8) -> Any:
-    """``lax.cond`` for one replication; under ``vmap`` the costly branch runs only on the
-    replications that need it, ``chunk`` of them at a time.
-
-    Like :func:`cond_compact`, a round where no element of ``pred`` is True runs
-    ``false_fn`` only. Where ``m > 0`` are True, their indices are listed
-    (``jnp.nonzero(pred, size=batch)``) and a ``lax.while_loop`` runs ``ceil(m / chunk)``
-    passes, each gathering the operands of the next ``chunk`` of them, running
-    ``true_fn`` vmapped on those rows and scattering the results over ``false_fn``'s (the
-    last pass pads with copies of its first row, whose results are dropped). The compiled
-    program holds one copy of ``true_fn`` (of batch ``chunk``), and a planning round costs
-    ``ceil(m / chunk)`` passes: suited to a ``true_fn`` whose cost grows with its batch
-    (e.g. one that draws random numbers for every row), where :func:`cond_compact`'s
-    buckets would pad ``m`` up to 4x and compile one copy per bucket. ``true_fn``'s result
-    for one row must not depend on the other rows of its batch.
-    """
-
-    def batched(axis_size, pred, operands, flags):
-        size = min(chunk, axis_size)
-        axes = _in_axes(flags)
-
-        def keep(pred, operands):
-            return jax.vmap(lambda ops: false_fn(*ops), in_axes=(axes,),
-                            axis_size=axis_size)(operands)
-
-        def run(pred, operands):
-            def plan(rows):
-                return jax.vmap(lambda ops: true_fn(*ops), in_axes=(axes,),
-                                axis_size=size)(_rows(operands, flags, rows))
-
-            return in_passes(pred, size, plan, keep(pred, operands))
-
-        return lax.cond(jnp.any(pred), run, keep, pred, operands)
-
-    return _cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
+    return cond_with_batch_rule(pred, true_fn, false_fn, operands, batched)
 
 
 #: The values of the ``cond`` option of the episodic agents (the UCRL family, TSDE, PSRL):
@@ -277,8 +211,8 @@ def masked_elementwise(fn: Callable[..., Any], mask: jax.Array, *args: jax.Array
 
     @run.def_vmap
     def _rule(axis_size, in_batched, mask, *args):
-        mask = _broadcast(mask, in_batched[0], axis_size)
-        args = [_broadcast(a, b, axis_size) for a, b in zip(args, in_batched[1:])]
+        mask = broadcast_leaf(mask, in_batched[0], axis_size)
+        args = [broadcast_leaf(a, b, axis_size) for a, b in zip(args, in_batched[1:])]
         out = run(mask, *args)
         return out, jax.tree_util.tree_map(lambda _: True, out)
 

@@ -145,3 +145,38 @@ def test_incremental_policy_iteration_from_scratch_state_and_refresh():
         np.testing.assert_allclose(sol.bias, reference.bias, atol=1e-11)
         rows = jnp.take_along_axis(mdp.P, sol.policy[:, None, None], axis=1)[:, 0]
         np.testing.assert_array_equal(state.rows, rows)
+
+
+def test_batched_evaluations_after_the_first_run_on_the_rows_that_switch():
+    """Under ``vmap`` the evaluations after the first run only on the rows whose policy
+    changed, ``CONTINUE_CHUNK`` (4) at a time: 12 garnets, four warm-started at their
+    optimal policy (one evaluation) and eight from the all-zero policy (two passes of the
+    continuation), each against :func:`jaxmdp.policy_iteration` from the same warm start
+    (same policies visited, so the same number of evaluations)."""
+    assert incremental.CONTINUE_CHUNK == 4
+    mdps = [jm.envs.garnet(key, 9, 3, 4) for key in jax.random.split(jax.random.key(5), 12)]
+    P, R, mask = (jnp.stack([getattr(m, f) for m in mdps]) for f in ("P", "R", "mask"))
+    optimal = [jm.policy_iteration(m.P, m.R, m.mask).policy for m in mdps]
+    starts = jnp.stack([optimal[i] if i < 4 else jnp.zeros(9, jnp.int32) for i in range(12)])
+    evaluation = jax.vmap(incremental.init_evaluation)(P, R, starts)
+    solution, after = jax.jit(jax.vmap(incremental.incremental_policy_iteration))(
+        P, R, mask, starts, evaluation)
+    steps = []
+    for i, m in enumerate(mdps):
+        reference = jm.policy_iteration(m.P, m.R, m.mask, init_policy=starts[i])
+        np.testing.assert_array_equal(solution.policy[i], reference.policy)
+        assert int(solution.status[i]) == jm.Status.CONVERGED
+        assert int(solution.num_steps[i]) == int(reference.num_steps)
+        np.testing.assert_allclose(solution.gain[i], reference.gain, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(solution.bias[i], reference.bias, rtol=0, atol=1e-11)
+        rows = jnp.take_along_axis(m.P, reference.policy[:, None, None], axis=1)[:, 0]
+        np.testing.assert_array_equal(after.rows[i], rows)
+        np.testing.assert_array_equal(after.policy[i], reference.policy)
+        steps.append(int(reference.num_steps))
+    assert steps[:4] == [1] * 4 and sum(s > 1 for s in steps) > 4, steps
+
+
+def test_incremental_chunk_is_checked():
+    for chunk in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="chunk must be a positive int or None"):
+            incremental.incremental_planner(chunk=chunk)
