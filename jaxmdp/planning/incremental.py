@@ -41,8 +41,9 @@ rounds. Warm-started, a round usually needs one evaluation; the replications who
 switched need more, and a ``while_loop`` under ``vmap`` would run them for the whole batch.
 So the first evaluation runs for every replication and the later ones only for those
 whose policy changed, gathered ``CONTINUE_CHUNK`` (4) at a time
-(:func:`jaxmdp.agents.batching.cond_chunked`). IMED-RL on grid-2-room at 100 replications
-spends about half of its round there otherwise.
+(:func:`jaxmdp.agents.batching.cond_chunked`). IMED-RL (StatisticalRL index) on
+grid-2-room, 100 replications, float32: 27 us per replication-step, and 42 us with
+``chunk=None`` (one loop over the batch; same process, same trajectories).
 """
 
 from __future__ import annotations
