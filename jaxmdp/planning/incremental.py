@@ -41,7 +41,8 @@ rounds. Warm-started, a round usually needs one evaluation; the replications who
 switched need more, and a ``while_loop`` under ``vmap`` would run them for the whole batch.
 So the first evaluation runs for every replication and the later ones only for those
 whose policy changed, gathered ``CONTINUE_CHUNK`` (4) at a time
-(:func:`jaxmdp.agents.batching.cond_chunked`). IMED-RL (StatisticalRL index) on
+(:func:`jaxmdp.agents.batching.cond_chunked`; from ``CONTINUE_MIN_STATES`` (16) states
+on). IMED-RL (StatisticalRL index) on
 grid-2-room, 100 replications, float32: 27 us per replication-step, and 42 us with
 ``chunk=None`` (one loop over the batch; same process, same trajectories).
 """
@@ -86,6 +87,10 @@ UNROLL_MIN_STATES = 64
 #: Under ``vmap``, the rows per pass of the policy evaluations after a round's first
 #: (:func:`incremental_policy_iteration`'s ``chunk``).
 CONTINUE_CHUNK = 4
+
+#: From this many states on, ``chunk`` applies; below it one loop runs every evaluation
+#: (a program with the passes compiles about 15% slower, and small evaluations are cheap).
+CONTINUE_MIN_STATES = 16
 
 
 class EvaluationState(NamedTuple):
@@ -262,8 +267,9 @@ def incremental_policy_iteration(
     its last row stops, so one replication whose policy switched would make the whole
     batch evaluate again. With ``chunk`` (default :data:`CONTINUE_CHUNK`) the first
     evaluation runs for every row and the later ones only for the rows whose policy
-    changed, gathered ``chunk`` at a time (:func:`jaxmdp.agents.batching.cond_chunked`); with
-    ``chunk=None`` every evaluation runs in one loop over the batch. Each row runs the
+    changed, gathered ``chunk`` at a time (:func:`jaxmdp.agents.batching.cond_chunked`),
+    from :data:`CONTINUE_MIN_STATES` (16) states on; with ``chunk=None``, or fewer
+    states, every evaluation runs in one loop over the batch. Each row runs the
     same evaluations either way; their last bits can round differently in a batch of
     another width.
 
@@ -346,7 +352,7 @@ def incremental_policy_iteration(
         return lax.while_loop(cond_fun, body, carry)
 
     step0 = jnp.array(0, jnp.int32)
-    if chunk is not None:
+    if chunk is not None and num_states >= CONTINUE_MIN_STATES:
         # The first evaluation for every replication; the others, under vmap, only for the
         # replications whose policy changed, ``chunk`` at a time.
         first = evaluate_and_improve(P, R, mask, policy0, evaluation, changed, step0)

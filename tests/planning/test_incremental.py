@@ -149,15 +149,17 @@ def test_incremental_policy_iteration_from_scratch_state_and_refresh():
 
 def test_batched_evaluations_after_the_first_run_on_the_rows_that_switch():
     """Under ``vmap`` the evaluations after the first run only on the rows whose policy
-    changed, ``CONTINUE_CHUNK`` (4) at a time: 12 garnets, four warm-started at their
-    optimal policy (one evaluation) and eight from the all-zero policy (two passes of the
-    continuation), each against :func:`jaxmdp.policy_iteration` from the same warm start
-    (same policies visited, so the same number of evaluations)."""
-    assert incremental.CONTINUE_CHUNK == 4
-    mdps = [jm.envs.garnet(key, 9, 3, 4) for key in jax.random.split(jax.random.key(5), 12)]
+    changed, ``CONTINUE_CHUNK`` (4) at a time: 12 garnets of ``CONTINUE_MIN_STATES`` (16)
+    states, four warm-started at their optimal policy (one evaluation) and eight from the
+    all-zero policy (two passes of the continuation), each against
+    :func:`jaxmdp.policy_iteration` from the same warm start (same policies visited, so the
+    same number of evaluations)."""
+    assert incremental.CONTINUE_CHUNK == 4 and incremental.CONTINUE_MIN_STATES == 16
+    S = 16
+    mdps = [jm.envs.garnet(key, S, 3, 4) for key in jax.random.split(jax.random.key(5), 12)]
     P, R, mask = (jnp.stack([getattr(m, f) for m in mdps]) for f in ("P", "R", "mask"))
     optimal = [jm.policy_iteration(m.P, m.R, m.mask).policy for m in mdps]
-    starts = jnp.stack([optimal[i] if i < 4 else jnp.zeros(9, jnp.int32) for i in range(12)])
+    starts = jnp.stack([optimal[i] if i < 4 else jnp.zeros(S, jnp.int32) for i in range(12)])
     evaluation = jax.vmap(incremental.init_evaluation)(P, R, starts)
     solution, after = jax.jit(jax.vmap(incremental.incremental_policy_iteration))(
         P, R, mask, starts, evaluation)
