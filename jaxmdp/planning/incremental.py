@@ -42,9 +42,9 @@ switched need more, and a ``while_loop`` under ``vmap`` would run them for the w
 So the first evaluation runs for every replication and the later ones only for those
 whose policy changed, gathered ``CONTINUE_CHUNK`` (4) at a time
 (:func:`jaxmdp.agents.batching.cond_chunked`; from ``CONTINUE_MIN_STATES`` (16) states
-on). IMED-RL (StatisticalRL index) on
-grid-2-room, 100 replications, float32: 27 us per replication-step, and 42 us with
-``chunk=None`` (one loop over the batch; same process, same trajectories).
+on). IMED-RL (StatisticalRL index) on grid-2-room, 100 replications, float32: 27 us per
+replication-step, and 42 us with ``chunk=None`` (one loop over the batch; same process,
+same trajectories).
 """
 
 from __future__ import annotations
@@ -382,7 +382,6 @@ def incremental_policy_iteration(
     return solution, final.evaluation
 
 
-@functools.cache
 def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None,
                         chunk: int | None = CONTINUE_CHUNK) -> Planner:
     """The incremental planner: :func:`incremental_policy_iteration` behind
@@ -418,9 +417,12 @@ def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | Non
         >>> sol.policy.tolist()
         [0, 1, 0]
     """
+    _check_chunk(chunk)  # before the cache, where chunk=True would find chunk=1's planner
+    return _incremental_planner(max_steps, rtol, chunk)
 
-    _check_chunk(chunk)
 
+@functools.cache
+def _incremental_planner(max_steps: int, rtol: float | None, chunk: int | None) -> Planner:
     def init(model: MDP):
         policy = jnp.argmax(jnp.asarray(model.mask, bool), axis=1).astype(jnp.int32)
         return policy, init_evaluation(model.P, model.R, policy)

@@ -179,6 +179,8 @@ def test_batched_evaluations_after_the_first_run_on_the_rows_that_switch():
 
 
 def test_incremental_chunk_is_checked():
-    for chunk in (0, -1, 2.0, True):
+    assert incremental.incremental_planner(chunk=1) is incremental.incremental_planner(chunk=1)
+    incremental.incremental_planner(chunk=2)
+    for chunk in (0, -1, 2.0, True):  # 2.0 and True equal cached 2 and 1
         with pytest.raises(ValueError, match="chunk must be a positive int or None"):
             incremental.incremental_planner(chunk=chunk)
