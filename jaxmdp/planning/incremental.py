@@ -352,17 +352,15 @@ def incremental_policy_iteration(
         return lax.while_loop(cond_fun, body, carry)
 
     step0 = jnp.array(0, jnp.int32)
-    if chunk is not None and num_states >= CONTINUE_MIN_STATES:
-        # The first evaluation for every replication; the others, under vmap, only for the
-        # replications whose policy changed, ``chunk`` at a time.
-        first = evaluate_and_improve(P, R, mask, policy0, evaluation, changed, step0)
-        final = cond_chunked(cond_fun(first), iterate, lambda carry, *_: carry, first, P, R,
-                             mask, chunk=chunk)
-    elif num_states >= UNROLL_MIN_STATES:
+    passes = chunk is not None and num_states >= CONTINUE_MIN_STATES
+    if passes or num_states >= UNROLL_MIN_STATES:
         # The first evaluation runs outside the loop: warm-started, it is usually the only
         # one, and under vmap a while_loop selects its whole carry on every iteration.
+        # With the passes, the others run only for the replications whose policy changed,
+        # ``chunk`` at a time.
         first = evaluate_and_improve(P, R, mask, policy0, evaluation, changed, step0)
-        final = iterate(first, P, R, mask)
+        final = (cond_chunked(cond_fun(first), iterate, lambda carry, *_: carry, first, P, R,
+                              mask, chunk=chunk) if passes else iterate(first, P, R, mask))
     else:
         # The same evaluations in one loop: the first takes ``changed``, the others the
         # states where the policy switched.
