@@ -43,13 +43,15 @@ spelling of it (``batching="any"`` is ``cond="cond_any"``, ``batching="cond"`` i
 ``cond="lax"``):
 
 * ``"chunked"`` (default): :func:`jaxmdp.agents.batching.cond_chunked`, a
-  ``custom_vmap`` rule that plans only the replications starting an episode, 8 at a
-  time (``ceil(m / 8)`` passes of one compiled copy of the planner for ``m`` of them),
-  and scatters the new states back; nothing is planned when none starts. A round costs
-  planning in proportion to ``m`` (with 1,000 replications some replication starts an
-  episode at nearly every round, so a rule that plans the whole batch whenever any needs
-  it would plan at every round). Small passes also suit the Gamma draws, whose rejection
-  loop runs until every element of the pass is accepted.
+  ``custom_vmap`` rule that plans only the replications starting an episode, one at a
+  time (``m`` passes of one compiled copy of the planner for ``m`` of them: a pass costs
+  in proportion to its rows, padded ones included, and at 100 replications a round holds
+  one start or fewer on average), and scatters the new states back; nothing is planned
+  when none starts. A round costs planning in proportion to ``m`` (with 1,000
+  replications some replication starts an episode at nearly every round, so a rule that
+  plans the whole batch whenever any needs it would plan at every round). Small passes
+  also suit the Gamma draws, whose rejection loop runs until every element of the pass
+  is accepted.
 * ``"compact"``: :func:`jaxmdp.agents.batching.cond_compact`, which gathers them into one
   batch of 4, 16, 64 or 256 rows (or the whole batch), one compiled copy per size.
 * ``"cond_any"``: :func:`jaxmdp.agents.batching.cond_any`, which skips planning for the whole
@@ -89,6 +91,10 @@ __all__ = [
     "sample_mdp",
     "tsde_agent",
 ]
+
+#: Replications whose episode starts sample and plan together under ``cond="chunked"``
+#: (the ``chunk`` of :func:`~jaxmdp.agents.batching.cond_chunked`; module docstring).
+EPISODE_CHUNK = 1
 
 #: The ``batching`` spelling of each ``cond`` value (see the module docstring).
 BATCHINGS = {"chunked": "chunked", "compact": "compact", "any": "cond_any", "cond": "lax"}
@@ -222,7 +228,7 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
 
     operands = (key, state, obs.counts, obs.reward_sums, visits, t,
                 jnp.asarray(spec.rewards), jnp.asarray(spec.mask, bool))
-    state = episode_cond(config.cond)(new, start, keep, *operands)
+    state = episode_cond(config.cond, chunk=EPISODE_CHUNK)(new, start, keep, *operands)
     return state.policy[obs.state], state
 
 
@@ -315,7 +321,7 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
 
     operands = (key, state, obs.counts, obs.reward_sums, jnp.asarray(spec.rewards),
                 jnp.asarray(spec.mask, bool))
-    state = episode_cond(config.cond)(new, start, keep, *operands)
+    state = episode_cond(config.cond, chunk=EPISODE_CHUNK)(new, start, keep, *operands)
     action = state.policy[x]
     return action, state._replace(nu=state.nu.at[x, action].add(1))
 
