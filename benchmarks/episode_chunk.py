@@ -2,8 +2,8 @@
 
 The UCRL family, PSRL and TSDE plan only the replications whose episode starts, ``c`` of
 them per pass (:func:`jaxmdp.agents.batching.cond_chunked`; ``c`` is
-``EVISets.episode_chunk`` for the UCRL family, ``UCRL2Sets.episode_chunk`` for UCRL2 and
-``jaxmdp.agents.psrl.EPISODE_CHUNK`` for PSRL and TSDE). For each agent, environment and
+``EVISets.episode_chunk`` for the UCRL family and ``jaxmdp.agents.psrl.EPISODE_CHUNK`` for
+PSRL and TSDE). For each agent, environment and
 ``c`` of ``--chunks``, a fresh process sets that attribute, calls ``jm.simulate(mdp,
 agent, horizon, replications)`` once to compile and ``--repeats`` times with another
 seed, each ended by ``block_until_ready``; the row holds the median time per
@@ -45,8 +45,6 @@ def set_chunk(name: str, chunk: int) -> None:
 
     if name in ("psrl", "tsde"):
         psrl.EPISODE_CHUNK = chunk
-    elif name == "ucrl2":
-        ucrl.UCRL2Sets.episode_chunk = chunk
     else:
         ucrl.EVISets.episode_chunk = chunk
 

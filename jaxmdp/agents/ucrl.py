@@ -82,22 +82,21 @@ replication at every round. The family's default ``cond="chunked"``
 (:func:`~.batching.cond_chunked`) runs no EVI in a round where no replication starts an
 episode, and in a round where ``m`` do, runs EVI on those ``m`` only, ``c`` at a time
 (``ceil(m / c)`` passes of one compiled copy of the planner, the last one padded), with
-``c = sets.episode_chunk``: 1 for the family, 2 for UCRL2. A pass costs in proportion to
-its rows, padded ones included, and at 100 replications a round holds one start or fewer
-on average (UCRL2 on RiverSwim-25: 53 episodes per replication in 10⁴ rounds), so wider
-passes mostly plan padding; UCRL2's pass is cheap enough that the loop's cost per pass
-counts, and passes of 2 run fastest on the grid worlds. The measurements are in
-``docs/measurements/baselines.md`` ("Planning passes"). ``cond="compact"``
+``c = sets.episode_chunk`` (1, :class:`EVISets`). A pass costs in proportion to its rows,
+padded ones included, and at 100 replications a round holds one start or fewer on
+average (UCRL2 with the StatisticalRL options on RiverSwim-25: 53 episodes per
+replication in 10⁴ rounds, 0.53 starts per round), so wider passes mostly plan padding
+(measurements: ``docs/measurements/baselines.md``, "Planning passes"). ``cond="compact"``
 (:func:`~.batching.cond_compact`) gathers them instead into one batch of 4, 16, 64 or 256
 replications (the smallest that holds them, among those at most half the batch) or else
 the whole batch (one compiled copy of EVI per size); ``cond="cond_any"`` plans the whole
 batch in such rounds; ``cond="lax"`` plans it every round. For UCRL2 on RiverSwim-6 all
 four give the same trajectories (tested). A row's plan does not depend on the other rows
 of its pass, but its last bits can depend on the pass's width (XLA compiles a batch of
-one, two or eight rows to different kernels): the chunk is fixed per variant, so a
+one or eight rows to different kernels): the chunk is fixed per variant, so a
 replication's run does not depend on the others' episode starts, and a run with another
 ``episode_chunk`` can part from it at an exact tie (UCRL2 on RiverSwim-25 and grid-4-room,
-float64: same mean regret within its standard error). KL-UCRL's default is
+also in float64). KL-UCRL's default is
 ``cond="compact"``: its planning is not bitwise independent of the planning batch (with
 ``"chunked"`` its trajectories at 1,000 replications on riverswim-6 differ from
 ``"compact"``'s in the last bits). With ``search_up_bug=True`` its maximiser is a closed
@@ -202,7 +201,7 @@ class UCRLConfig(NamedTuple):
         max_evi_steps: the most EVI sweeps per episode start.
         cond: how episode starts are batched (:data:`jaxmdp.agents.batching.CONDS`):
             ``"chunked"`` (plan only the replications that start one,
-            ``sets.episode_chunk`` at a time: UCRL2 2, the others 1),
+            ``sets.episode_chunk`` (1) at a time),
             ``"compact"`` (plan only those, gathered into one bucket-sized batch),
             ``"cond_any"`` (no planning in rounds where no replication starts one; the
             whole batch plans in the others) or ``"lax"`` (a plain ``lax.cond``: the
@@ -374,9 +373,6 @@ class UCRL2Sets(EVISets):
     and the reward ``min(1, r_hat + sqrt(7 ln(2 S A t_k / delta) / (2 n)))``."""
 
     ball: ClassVar[str] = "l1"
-    #: UCRL2's pass is cheap (one sort per sweep, closed-form maximisers), so the loop's
-    #: fixed cost per pass counts: passes of 2 (the module docstring's measurements).
-    episode_chunk: ClassVar[int] = 2
 
     def confidence(self, counts, reward_sums, reward_squares, t_k, spec: EnvSpec, config):
         """``(p_hat, r_tilde, radius)`` of the episode starting at ``t_k``."""

@@ -121,7 +121,7 @@ def test_mean_regret_matches_the_numpy_loop(runs, name):
 @pytest.mark.parametrize("cond", ["lax", "cond_any", "compact"])
 def test_compact_planning_equals_plain_cond(runs, cond):
     # UCRL2's default (cond="chunked": only the replications that start an episode plan,
-    # 8 at a time) against a plain lax.cond (every replication plans every round under
+    # one at a time) against a plain lax.cond (every replication plans every round under
     # vmap), cond_any and cond_compact. Same keys (same replication count), a shorter
     # horizon.
     horizon = 400
