@@ -129,3 +129,23 @@ def calibration_line(result: dict | None = None) -> str:
     return (f"calibration: numpy {result['numpy_ms']:.1f} ms, xla {result['xla_ms']:.1f} ms "
             f"(median of {result['repeats']}; load {load}; {result['cpu_count']} cpus; "
             f"jax {result['jax']} {result['device']})")
+
+
+def save_record(out, stem: str, record: dict):
+    """Writes ``record`` as JSON to ``out/{stem}-{time stamp}.json`` atomically (through
+    a temporary file renamed into place), prints the path and returns it.
+
+    The benchmark scripts save their settings, the calibration dict and their rows this
+    way, so a results page can cite the file a number came from.
+    """
+    import json
+    from pathlib import Path
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
+    print(f"saved {path}", flush=True)
+    return path

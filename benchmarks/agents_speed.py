@@ -21,7 +21,6 @@ The defaults are small (a check that every agent runs); the audit's sizes are::
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -110,13 +109,7 @@ def main(argv=None) -> dict:
     record = {"settings": {k: (str(v) if isinstance(v, Path) else v)
                            for k, v in vars(args).items()},
               "calibration": calibration, "rows": rows}
-    args.out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    path = args.out / f"agents_speed-T{args.horizon}-R{args.replications}-{stamp}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    tmp.replace(path)
-    print(f"saved {path}", flush=True)
+    _calibration.save_record(args.out, f"agents_speed-T{args.horizon}-R{args.replications}", record)
     return record
 
 

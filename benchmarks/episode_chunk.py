@@ -134,13 +134,8 @@ def main(argv=None) -> dict:
     record = {"settings": {k: (str(v) if isinstance(v, Path) else v)
                            for k, v in vars(args).items()},
               "calibration": calibration, "rows": rows}
-    args.out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    path = args.out / f"episode_chunk-T{args.horizon}-R{args.replications}-{stamp}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    tmp.replace(path)
-    print(f"saved {path}", flush=True)
+    stem = f"episode_chunk-T{args.horizon}-R{args.replications}"
+    _calibration.save_record(args.out, stem, record)
     return record
 
 

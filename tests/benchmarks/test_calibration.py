@@ -1,5 +1,6 @@
 """The machine calibration line of the benchmarks (benchmarks/_calibration.py)."""
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -79,3 +80,12 @@ def test_compare_prints_the_calibration_line_unless_it_only_plots(tmp_path, monk
     compare.main(argv + ["--plot-only"])
     out = capsys.readouterr().out
     assert "calibration" not in out and "| paper-mdp (T = 20) | MDP-UCB |" in out
+
+
+def test_save_record_writes_the_json_atomically(tmp_path, capsys):
+    record = {"settings": {"horizon": 10}, "rows": [{"us_per_step": 0.5}]}
+    path = _calibration.save_record(tmp_path / "new", "bench-T10", record)
+    assert path.parent == tmp_path / "new" and path.name.startswith("bench-T10-")
+    assert json.loads(path.read_text()) == record
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    assert f"saved {path}" in capsys.readouterr().out
