@@ -157,9 +157,11 @@ def check_cond(cond) -> None:
         raise ValueError(f"cond must be one of {list(CONDS)}, got {cond!r}")
 
 
-def episode_cond(cond: str, *, chunk: int = 8) -> Callable[..., Any]:
+def episode_cond(cond: str, *, chunk: int = 1) -> Callable[..., Any]:
     """The conditional ``f(pred, true_fn, false_fn, *operands)`` named ``cond``
-    (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only)."""
+    (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only; default 1,
+    the episodic agents' ``EVISets.episode_chunk`` and ``psrl.EPISODE_CHUNK``: a pass
+    costs in proportion to its rows, padded ones included)."""
     if cond == "chunked":
         return functools.partial(cond_chunked, chunk=chunk)
     return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]
