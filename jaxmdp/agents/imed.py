@@ -214,18 +214,23 @@ def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool, index: str = "
     Returns:
         ``[A]`` indices: ``-inf`` for untried actions, ``+inf`` where ``K`` is infinite.
     """
+    below = (r_hat + p_hat @ bias) < level
+    levels = level - r_hat if known_rewards else jnp.broadcast_to(level, r_hat.shape)
+    if index != "paper":
+        # These indices use K only below the level: elsewhere the level is put under every
+        # value (K = 0 without a root search, and nothing to sum in double precision).
+        levels = jnp.where(below, levels, jnp.min(bias) - 1.0)
     if known_rewards:
-        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, level - r_hat)
+        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(p_hat, bias, levels)
     else:
         joint, values = bernoulli_joint(p_hat, r_hat, bias)
-        divergence = jax.vmap(kinf, in_axes=(0, None, None))(joint, values, level)
+        divergence = jax.vmap(kinf, in_axes=(0, None, 0))(joint, values, levels)
     tried = n > 0
     safe_n = jnp.where(tried, n, 1.0)
     if index == "paper":
         value = jnp.where(divergence > 0, safe_n * divergence, 0.0) + jnp.log(safe_n)
     else:
         x = jnp.log(1.0 + jnp.max(bias) - jnp.min(bias)) + divergence
-        below = (r_hat + p_hat @ bias) < level
         tail = jnp.log(safe_n) if index == "statisticalrl" else jnp.log(x)
         value = jnp.where(below, safe_n * x + tail, jnp.log(safe_n))
     return jnp.where(tried, value, -jnp.inf)

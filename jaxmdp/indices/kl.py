@@ -490,26 +490,40 @@ class _KinfCase(NamedTuple):
     rho_minus_v: Array  # rho - v_x, shape [S]
 
 
+def _plain_gap(p_raw: Array, st: _Stats, rho: Array) -> tuple[Array, Array]:
+    """``((rho - p.v) sum(p_raw), precise)``: the gap from the rounded ``p.v``, and whether it
+    must be summed in double precision instead (below ``_PRECISE_GAP`` of the scale of
+    ``v``; :func:`_kinf_case`)."""
+    total = jnp.sum(p_raw)
+    plain = (rho - st.mu) * total
+    size = (jnp.abs(rho - st.mu) + st.mean_w + jnp.abs(st.mu) + jnp.abs(st.V)) * total
+    return plain, jnp.abs(plain) <= _PRECISE_GAP * size
+
+
+def _precise_gap(p_raw: Array, p: Array, v: Array, rho: Array) -> Array:
+    """``sum_x p_raw_x (rho - v_x)`` in double precision over the support of the
+    normalised ``p`` (:func:`_accurate_gap`)."""
+    return _accurate_gap(p_raw, v, rho, p > 0)
+
+
 def _kinf_case(p_raw: Array, p: Array, v: Array, rho: Array, st: _Stats,
-               exact: bool) -> _KinfCase:
+               exact: bool, gap_raw: Array | None = None) -> _KinfCase:
     """Sorts out the case of ``kinf`` from ``rho - p.v``, computed without cancellation.
 
     ``rho - p.v`` is ``rho`` minus the rounded ``p.v`` where that keeps ~13 correct digits;
     else (``exact=True`` only) ``sum_x p_x (rho - v_x)`` on the exact differences, in
     double precision: with ``v`` near 1e4 and ``rho - p.v`` near 1e-13, the rounded ``p.v``
-    may lie on either side of ``rho``.
+    may lie on either side of ``rho``. A caller that has computed that gap already (times
+    ``sum(p_raw)``: the plain one, or the double-precision one where it is ``precise``)
+    passes it as ``gap_raw``, whatever ``exact``.
     """
     tiny = jnp.finfo(p.dtype).tiny
     total = jnp.sum(p_raw)
     rho_minus_v = rho - v  # computed from v directly, no cancellation through V
-    plain = (rho - st.mu) * total
-    size = (jnp.abs(rho - st.mu) + st.mean_w + jnp.abs(st.mu) + jnp.abs(st.V)) * total
-    precise = jnp.abs(plain) <= _PRECISE_GAP * size
-    if exact:
-        gap_raw = lax.cond(precise, lambda: _accurate_gap(p_raw, v, rho, p > 0),
-                           lambda: plain)
-    else:
-        gap_raw = plain
+    plain, precise = _plain_gap(p_raw, st, rho)
+    if gap_raw is None:
+        gap_raw = (lax.cond(precise, lambda: _precise_gap(p_raw, p, v, rho), lambda: plain)
+                   if exact else plain)
     gap_all = gap_raw / safe_divisor(total)
     zero = gap_all <= 0  # rho <= p.v; includes constant v with rho <= V
     infinite = ~zero & (rho >= st.V)  # rho >= max v with non-constant v
@@ -618,7 +632,8 @@ def _kinf_value_split(p_raw: Array, p: Array, v: Array, st: _Stats, case: _KinfC
 
 
 def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
-              exact: bool = True) -> tuple[KLSolution, Array, Array, Array]:
+              exact: bool = True,
+              gap_raw: Array | None = None) -> tuple[KLSolution, Array, Array, Array]:
     """D for one instance: p, v of shape [S], scalar rho; also returns u*, V - rho and
     whether the ``exact=True`` solve is needed.
 
@@ -631,11 +646,15 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
     :func:`_native`), not through a ``lax.cond`` per instance: that becomes a select
     running both branches in the vectorised (small-S) solve, and costs several
     microseconds per instance inside ``lax.map`` on CPU.
+
+    ``gap_raw``: the gap ``(rho - p.v) sum(p)`` computed beforehand, in double precision
+    where it is ``precise`` (:func:`_gaps`); then ``exact=False`` flags only the instances
+    whose ``D`` needs the cancellation-free sum.
     """
     p_raw = p
     p = normalise(p)
     st = _stats(p, v, with_zeros)
-    case = _kinf_case(p_raw, p, v, rho, st, exact)
+    case = _kinf_case(p_raw, p, v, rho, st, exact, gap_raw)
     root = _kinf_root(p, st, case)
     u = jnp.where(case.boundary, 0.0, jnp.exp(root.x))
     c = u + case.w_rho
@@ -645,20 +664,41 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
         value = jnp.where(fast, value_fast, _kinf_value_split(p_raw, p, v, st, case, u, c))
     else:
         value = value_fast
-    needs_exact = case.precise | (case.regular & ~fast)
-    value = jnp.maximum(value, 0.0)
+    needs_exact = case.regular & ~fast
+    if gap_raw is None:
+        needs_exact = needs_exact | case.precise
     at_max = st.w == 0
     denom = jnp.where(at_max & (u == 0), 1.0, u + st.w)
     q = jnp.where(at_max & (u == 0), 0.0, p * c / denom)
     q = q + jnp.where(case.boundary & at_max, (1.0 - jnp.sum(q)) / jnp.sum(at_max), 0.0)
 
-    value = jnp.where(case.zero, 0.0, jnp.where(case.infinite, jnp.inf, value))
     lam = jnp.where(case.regular, lam, 0.0)
     q = jnp.where(case.zero, p, jnp.where(case.infinite, 0.0, q))
     steps = jnp.where(case.regular & ~case.boundary, root.num_steps, 0)
     converged = ~case.regular | case.boundary | root.converged
-    sol = _poison(KLSolution(value, lam, q, steps, converged), _invalid(p_raw, st, rho))
+    sol = _poison(KLSolution(_kinf_cases(value, case), lam, q, steps, converged),
+                  _invalid(p_raw, st, rho))
     return sol, u, case.w_rho, needs_exact
+
+
+def _kinf_cases(value: Array, case: _KinfCase) -> Array:
+    """The regular value ``D >= 0``, or ``0`` / ``+inf`` in those cases."""
+    value = jnp.maximum(value, 0.0)
+    return jnp.where(case.zero, 0.0, jnp.where(case.infinite, jnp.inf, value))
+
+
+def _kinf_split_one(with_zeros: bool, p: Array, v: Array, rho: Array, gap_raw: Array,
+                    u: Array) -> tuple[Array, Array]:
+    """``D`` of one instance summed without cancellation (:func:`_kinf_value_split`) at the
+    root ``u`` of its ``gap_raw`` solve: the value of ``_kinf_one(..., exact=True,
+    gap_raw=gap_raw)``, whose other outputs do not depend on ``exact``. (The second output,
+    ``u``, is dropped by :func:`_redo_flagged`.)"""
+    p_raw = p
+    p = normalise(p)
+    st = _stats(p, v, with_zeros)
+    case = _kinf_case(p_raw, p, v, rho, st, True, gap_raw)
+    value = _kinf_value_split(p_raw, p, v, st, case, u, u + case.w_rho)
+    return nan_where(_invalid(p_raw, st, rho), _kinf_cases(value, case)), u
 
 
 # ---------------------------------------------------------------------------------------
@@ -675,10 +715,11 @@ def _kl_ucb_flat(with_zeros: bool, p: Array, v: Array, delta: Array):
     return (*sol, u)
 
 
-def _kinf_flat(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array):
+def _kinf_flat(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array,
+               gap_raw: Array | None = None):
     """kinf's solve for one instance, as a flat tuple (NaN outputs for invalid input);
     the last entry says whether the instance needs ``exact=True`` (see _kinf_one)."""
-    sol, u, w_rho, needs_exact = _kinf_one(p, v, rho, with_zeros, exact)
+    sol, u, w_rho, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw)
     return (*sol, u, w_rho, needs_exact)
 
 
@@ -686,19 +727,21 @@ def _kl_ucb_value_only(with_zeros: bool, p: Array, v: Array, delta: Array):
     return (_kl_ucb_one(p, v, delta, with_zeros)[0].value,)
 
 
-def _kinf_value_only(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array):
-    sol, _, _, needs_exact = _kinf_one(p, v, rho, with_zeros, exact)
-    return sol.value, needs_exact
+def _kinf_value_only(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array,
+                     gap_raw: Array | None = None):
+    sol, u, _, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw)
+    return sol.value, u, needs_exact
 
 
-# Solved fast first and exactly only where needed (see _native).
+# Solved fast first and exactly only where needed (see _native); where their root u is.
 _EXACT_RERUN = (_kinf_flat, _kinf_value_only)
+_ROOT_OUTPUT = {_kinf_flat: 5, _kinf_value_only: 1}
 
 _SIGNATURES = {
     _kl_ucb_flat: "(s),(s),()->(),(),(s),(),(),()",
     _kinf_flat: "(s),(s),()->(),(),(s),(),(),(),(),()",
     _kl_ucb_value_only: "(s),(s),()->()",
-    _kinf_value_only: "(s),(s),()->(),()",
+    _kinf_value_only: "(s),(s),()->(),(),()",
 }
 
 
@@ -708,10 +751,11 @@ _COMPACT_MIN_BATCH = 16
 _COMPACT_PASSES = 8
 
 
-def _redo_flagged(solve, p: Array, v: Array, level: Array, needs: Array, out: tuple):
+def _redo_flagged(solve, args: tuple, needs: Array, out: tuple):
     """``out`` with the instances flagged in ``needs`` replaced by ``solve``'s results.
 
-    ``solve`` is a vectorised solve whose last output is dropped. With few flagged
+    ``solve`` is a vectorised solve of ``args`` (``p`` and ``v`` of shape ``[..., S]``, then
+    any per-instance scalars) whose last output is dropped. With few flagged
     instances (at most half of a batch of ``_COMPACT_MIN_BATCH`` or more) they are
     gathered into passes of ``ceil(batch / _COMPACT_PASSES)`` instances, so that the
     rerun costs what the flagged instances cost (``ceil(m / width)`` passes for ``m`` of
@@ -724,26 +768,46 @@ def _redo_flagged(solve, p: Array, v: Array, level: Array, needs: Array, out: tu
     count = needs.size
 
     def whole(out):
-        *exact, _ = solve(p, v, level)
+        *exact, _ = solve(*args)
         flag = lambda x: needs.reshape(batch + (1,) * (x.ndim - len(batch)))  # noqa: E731
         return tuple(jnp.where(flag(x), e, x) for e, x in zip(exact, out))
 
     if count < _COMPACT_MIN_BATCH:
         return whole(out)
     width = -(-count // _COMPACT_PASSES)
-    flat = lambda x, core: jnp.broadcast_to(x, (*batch, *core)).reshape(count, *core)  # noqa: E731
-    p_flat, v_flat = flat(p, p.shape[-1:]), flat(v, v.shape[-1:])
-    level_flat = flat(level, ())
+    core = lambda i, x: x.shape[-1:] if i < 2 else ()  # noqa: E731
+    flat_args = tuple(jnp.broadcast_to(x, (*batch, *core(i, x))).reshape(count, *core(i, x))
+                      for i, x in enumerate(args))
 
     def passes(out):
         def compute(rows):
-            return tuple(solve(p_flat[rows], v_flat[rows], level_flat[rows])[:-1])
+            return tuple(solve(*(x[rows] for x in flat_args))[:-1])
 
         flat_out = tuple(x.reshape(count, *x.shape[len(batch):]) for x in out)
         flat_out = in_passes(needs.reshape(count), width, compute, flat_out)
         return tuple(x.reshape(*batch, *x.shape[1:]) for x in flat_out)
 
     return lax.cond(jnp.sum(needs) <= count // 2, passes, whole, out)
+
+
+def _gaps(p: Array, v: Array, level: Array) -> Array:
+    """``(rho - p.v) sum(p)`` of every instance of a ``kinf`` batch, as :func:`_kinf_case`
+    computes it with ``exact=True``: from the rounded ``p.v``, and in double precision
+    (:func:`_accurate_gap`) where that is ``precise``, only for those instances
+    (:func:`_redo_flagged`; none when there are none)."""
+
+    def plain_one(p, v, rho):
+        st = _stats(normalise(p), v, False)  # the with_zeros parts are not used
+        return _plain_gap(p, st, rho)
+
+    def precise_one(p, v, rho):
+        return _precise_gap(p, normalise(p), v, rho), rho
+
+    plain, precise = jnp.vectorize(plain_one, signature="(s),(s),()->(),()")(p, v, level)
+    solve = jnp.vectorize(precise_one, signature="(s),(s),()->(),()")
+    return lax.cond(jnp.any(precise),
+                    lambda gap: _redo_flagged(solve, (p, v, level), precise, (gap,))[0],
+                    lambda gap: gap, plain)
 
 
 def _native(fn, p: Array, v: Array, level: Array):
@@ -756,7 +820,11 @@ def _native(fn, p: Array, v: Array, level: Array):
     some instance flags it, its results replacing the flagged ones (another batch-level
     ``lax.cond``; per-instance results do not depend on the rest of the batch); in a
     batch of 16 or more with at most half of it flagged, only the flagged instances are
-    re-solved (:func:`_redo_flagged`). Under
+    re-solved (:func:`_redo_flagged`). Their gap ``rho - p.v`` is computed first, for the
+    whole batch (:func:`_gaps`: in double precision only where needed), and passed to
+    both solves, so that an instance is re-solved only for the cancellation-free sum of
+    ``D``, not for its gap (in IMED-RL's batches the level is within ``1e-3`` of ``p.v``'s
+    scale for about half of the actions). Under
     ``jax.vmap`` this function is not batched op by op (which would turn the ``lax.cond``
     into running both branches and the per-problem loop into a loop over the whole
     batch): :func:`_batched` gives it a ``custom_vmap`` rule that calls it once on the
@@ -777,35 +845,45 @@ def _native(fn, p: Array, v: Array, level: Array):
     def solve(*config):
         one = partial(fn, *config)
         if sequential:
-            return lambda p, v, level: lax.map(lambda a: one(*a), (p, v, level))
+            return lambda *args: lax.map(lambda a: one(*a), args)
         return jnp.vectorize(one, signature=signature)
 
     zeros = jnp.any(p <= 0)
     if fn not in _EXACT_RERUN:
         out = lax.cond(zeros, solve(True), solve(False), p, v, level)
     else:
-        *out, needs = lax.cond(zeros, solve(True, False), solve(False, False), p, v, level)
+        # The gaps are computed inside each sequential solve (one instance at a time).
+        args = (p, v, level) if sequential else (p, v, level, _gaps(p, v, level))
+        if not sequential:
+            inputs, outputs = signature.split("->")
+            signature = f"{inputs},()->{outputs}"
+        *out, needs = lax.cond(zeros, solve(True, False), solve(False, False), *args)
+        if sequential:
+            def exact_where_needed(with_zeros):
+                one = partial(fn, with_zeros, True)
 
-        def exact_where_needed(with_zeros):
-            one = partial(fn, with_zeros, True)
+                def step(a):  # only the flagged instances, one lax.cond each
+                    p, v, level, needs, out = a
+                    return lax.cond(needs, lambda: tuple(one(p, v, level)[:-1]), lambda: out)
 
-            def redo(p, v, level, out):
-                if sequential:  # only the flagged instances, one lax.cond each
-                    def step(a):
-                        p, v, level, needs, out = a
-                        return lax.cond(needs, lambda: tuple(one(p, v, level)[:-1]),
-                                        lambda: out)
+                return lambda p, v, level, out: lax.map(step, (p, v, level, needs, out))
+        else:
+            # Only the value changes: summed without cancellation at the root already found.
+            def exact_where_needed(with_zeros):
+                split = jnp.vectorize(partial(_kinf_split_one, with_zeros),
+                                      signature="(s),(s),(),(),()->(),()")
 
-                    return lax.map(step, (p, v, level, needs, out))
-                return _redo_flagged(jnp.vectorize(one, signature=signature), p, v, level,
-                                     needs, out)
+                def redo(p, v, level, gap, out):
+                    args = (p, v, level, gap, out[_ROOT_OUTPUT[fn]])
+                    value, = _redo_flagged(split, args, needs, (out[0],))
+                    return (value, *out[1:])
 
-            return redo
+                return redo
 
         out = lax.cond(jnp.any(needs),
                        lambda *a: lax.cond(zeros, exact_where_needed(True),
                                            exact_where_needed(False), *a),
-                       lambda *a: a[-1], p, v, level, tuple(out))
+                       lambda *a: a[-1], *args, tuple(out))
     if sequential:
         out = jax.tree.map(lambda x: x.reshape(*batch, *x.shape[1:]), out)
     return out

@@ -121,6 +121,28 @@ def test_imed_indices_are_the_published_formulas():
         assert float(authors[a]) == pytest.approx(nx + math.log(math.log(B) + K), rel=1e-12)
 
 
+def test_published_imed_indices_at_and_above_the_level():
+    """Below the level the published indices take the paper's ``K`` (``x = ln B + K``);
+    at or above it they are ``ln n``, the ``K`` they would not use left unsolved."""
+    p = jnp.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8]])
+    r = jnp.array([0.1, 0.4, 0.2])
+    n = jnp.array([7.0, 30.0, 12.0])
+    bias = jnp.array([0.3, 1.2, 0.0])
+    values = r + p @ bias  # 0.76, 0.82, 0.35
+    level = float(values[1])  # action 1 at the level, 2 and 0 below
+    paper = imed_index(p, r, n, bias, level, False, "paper")
+    B = 1.0 + 1.2
+    for index in ("statisticalrl", "authors"):
+        got = imed_index(p, r, n, bias, level, False, index)
+        assert float(got[1]) == pytest.approx(math.log(30.0), rel=1e-12)
+        for a in (0, 2):
+            K = (float(paper[a]) - math.log(float(n[a]))) / float(n[a])
+            assert K > 0
+            x = math.log(B) + K
+            tail = math.log(float(n[a])) if index == "statisticalrl" else math.log(x)
+            assert float(got[a]) == pytest.approx(float(n[a]) * x + tail, rel=1e-12)
+
+
 @pytest.mark.parametrize("index, loop", [("statisticalrl", "imed_rl_statisticalrl"),
                                          ("authors", "imed_rl_authors")])
 def test_imed_indices_agree_with_the_numpy_loop(index, loop):

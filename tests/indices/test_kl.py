@@ -904,29 +904,34 @@ def test_kinf_rho_within_rounding_of_the_mean(offset):
     assert levels("D", p, v, [below])[0] == 0
 
 
-# The exact rerun: a batch of 32 re-solves its flagged instances (rho within rounding of
-# p.v) in passes of 4 (3 and 10 flagged) or as a whole (20 flagged).
+# The exact parts: a batch of 32 computes rho - p.v in double precision for the instances
+# where rho is within 1e-3 of v's scale of p.v, and re-sums D without cancellation for
+# those where it cancels, in passes of 4 (3 and 10 flagged) or as a whole (20 flagged).
 _KINF_32 = jax.jit(jax.vmap(jaxmdp.kinf))
 
 
-@pytest.mark.parametrize("flagged", [3, 10, 20])
-def test_kinf_batch_reruns_its_flagged_instances(flagged):
-    """Flagged instances (v = 1e4 + 1e-3 U(0, 1), rho 1e-7 of the way from p.v to max v)
-    at random places among instances that need no rerun (v = U(0, 1), rho 0.3 of the way):
-    each value against 40-digit mpmath."""
+@pytest.mark.parametrize("flagged, kind", [(3, "near"), (10, "near"), (20, "near"),
+                                           (20, "offset")])
+def test_kinf_batch_reruns_its_flagged_instances(flagged, kind):
+    """Flagged instances at random places among instances that need no exact part
+    (v = U(0, 1), rho 0.3 of the way from p.v to max v): "near", v = 1e4 + 1e-3 U(0, 1) and
+    rho 1e-7 of the way (double-precision gap and cancellation-free sum); "offset",
+    v = 1e6 + U(0, 1) and rho 0.3 of the way (the gap only: from the rounded p.v it would
+    lose about 1e-9 of D). Each value against 40-digit mpmath."""
     rng = np.random.default_rng(flagged)
     n, S = 32, 8
     p = rng.dirichlet(np.ones(S), size=n)
     where = np.zeros(n, bool)
     where[rng.choice(n, flagged, replace=False)] = True
-    v = np.where(where[:, None], 1e4, 0.0) + np.where(where[:, None], 1e-3, 1.0) * rng.uniform(
-        size=(n, S))
+    offset, scale, near = (1e4, 1e-3, 1e-7) if kind == "near" else (1e6, 1.0, 0.3)
+    v = np.where(where[:, None], offset, 0.0) + np.where(where[:, None], scale, 1.0) * (
+        rng.uniform(size=(n, S)))
     rho = np.empty(n)
     with mp.workdps(DPS):
         for i in range(n):
             pm = _mp_simplex(p[i])
             mean = mp.fsum(a * mp.mpf(float(b)) for a, b in zip(pm, v[i]))
-            fraction = mp.mpf(1e-7 if where[i] else 0.3)
+            fraction = mp.mpf(near if where[i] else 0.3)
             rho[i] = float(mean + fraction * (mp.mpf(float(v[i].max())) - mean))
     want = np.array([float(kinf_mp(p[i], v[i], rho[i])[0]) for i in range(n)])
     assert np.all(want > 0)
