@@ -10,11 +10,12 @@ environment (``--envs``, default riverswim-6 and grid-4-room) at each replicatio
   seeds) divided by ``horizon * replications`` (wall time; the machine may be shared, so
   ``os.getloadavg()`` is printed at start and end);
 * the NumPy loop of the same agent (``NUMPY_LOOPS``), one replication at a time over the
-  same horizon, and the speed-up: for UCRL2 and KL-UCRL the tight loops of
-  ``benchmarks/numpy_ucrl.py`` (plain Python ints between episode starts); for UCRL3,
-  UCRL2B, PSRL and optimistic Q-learning the loops of ``benchmarks/numpy_baselines25.py``,
-  written as the published classes are (NumPy arrays, one ``play``/``update`` object per
-  replication), with jaxmdp's default options;
+  same horizon, and the speed-up: for UCRL2 and KL-UCRL the tight loop of
+  ``tests/reference/ucrl.py`` (plain Python ints between episode starts), for TSDE that of
+  ``tests/reference/tsde.py``; for UCRL3, UCRL2B, PSRL, optimistic Q-learning and IMED-RL
+  the loops of ``tests/reference/published.py``, written as the published classes are
+  (NumPy arrays, one ``play``/``update`` object per replication), with jaxmdp's default
+  options;
 * for the UCRL family (episodes by the doubling rule): ``plan frac``, the fraction of
   rounds in which at least one replication starts an episode (recovered from a recorded
   run with ``jaxmdp.agents.ucrl.replay_episodes``); ``m/plan``, the mean number of
@@ -51,75 +52,78 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import _timing
 
 
 def _numpy_ucrl(agent):
     def run(P, R, mask, reward_law, horizon, replications, seed):
-        import numpy_ucrl
+        from tests.reference import ucrl
 
-        out = numpy_ucrl.run(P, R, mask, agent, horizon, replications, seed,
-                             reward_law=reward_law)
-        return out["seconds"]
+        out = ucrl.run(P, R, mask, agent, horizon, replications, seed,
+                       reward_law=reward_law)
+        return out["seconds"], out["pseudo_regret"]
 
     return run
 
 
+def _numpy_tsde(P, R, mask, reward_law, horizon, replications, seed):
+    from tests.reference import tsde
+
+    out = tsde.run(P, R, mask, horizon, replications, seed, reward_law=reward_law)
+    return out["seconds"], out["final"]
+
+
 def _numpy_published(loop, **options):
-    """The loop ``loop`` of ``benchmarks/numpy_baselines25.py`` with ``options``, timed
+    """The loop ``loop`` of ``tests/reference/published.py`` with ``options``, timed
     around its replications (agent construction and rounds; not the true gaps computed
     once before)."""
 
     def run(P, R, mask, reward_law, horizon, replications, seed):
         import numpy as np
-        import numpy_baselines25
 
-        if not np.all(mask):
+        from tests.reference import mdp, published
+
+        if loop == "imed_rl":  # jaxmdp's rules: admissible actions only
+            masked = {"mask": mask}
+        elif np.all(mask):
+            masked = {}
+        else:
             raise ValueError(f"the {loop} NumPy loop plays every action: mask must be all "
                              f"True, got {int(np.sum(~np.asarray(mask)))} masked pairs")
         S, A, _ = P.shape
-        gain_gap = numpy_baselines25.true_gaps(P, R, np.ones((S, A), bool))
-        seconds = 0.0
+        gain_gap = mdp.true_gaps(P, R, mask)
+        seconds, finals = 0.0, []
         for child in np.random.SeedSequence(seed).spawn(replications):
             rng = np.random.default_rng(child)
             start = time.perf_counter()
-            agent = numpy_baselines25.make_agent(loop, S, A, rng, **options)
-            numpy_baselines25.run_one(P, R, agent, horizon, rng, reward_law=reward_law,
-                                      gain_gap=gain_gap)
+            agent = published.make_agent(loop, S, A, rng, **masked, **options)
+            path = published.run_one(P, R, agent, horizon, rng, reward_law=reward_law,
+                                     gain_gap=gain_gap)
             seconds += time.perf_counter() - start
-        return seconds
+            finals.append(path.pseudo_regret[-1])
+        return seconds, np.array(finals)
 
     return run
 
 
 #: Agent name -> NumPy loop ``(P, R, mask, reward_law, horizon, replications, seed) ->
-#: seconds`` (the loop's own time). Agents without one are timed in jaxmdp only. UCRL2
-#: and KL-UCRL: the tight loops of ``numpy_ucrl.py``; UCRL3, UCRL2B, PSRL and optimistic
-#: Q-learning: the loops of ``numpy_baselines25.py``, written as the published classes
-#: are (NumPy arrays, a ``play``/``update`` object per replication), with the options
-#: of jaxmdp's defaults (UCRL3: exact bounds, probabilities summed, ``key_sums=False``).
+#: (seconds, final pseudo-regrets)`` (the loop's own time). Agents without one are timed
+#: in jaxmdp only. UCRL2 and KL-UCRL: the tight loop of ``tests/reference/ucrl.py``; TSDE:
+#: that of ``tests/reference/tsde.py``; UCRL3, UCRL2B, PSRL, optimistic Q-learning and
+#: IMED-RL: the loops of ``tests/reference/published.py``, written as the published
+#: classes are (NumPy arrays, a ``play``/``update`` object per replication), with the
+#: options of jaxmdp's defaults (UCRL3: exact bounds, probabilities summed,
+#: ``key_sums=False``; IMED-RL: jaxmdp's rules).
 NUMPY_LOOPS = {"ucrl2": _numpy_ucrl("ucrl2"), "kl_ucrl": _numpy_ucrl("kl_ucrl"),
+               "tsde": _numpy_tsde,
                "ucrl3": _numpy_published("ucrl3", key_sums=False),
                "ucrl2b": _numpy_published("ucrl2b"),
                "psrl": _numpy_published("psrl"),
-               "optimistic_q": _numpy_published("optimistic_q")}
+               "optimistic_q": _numpy_published("optimistic_q"),
+               "imed_rl": _numpy_published("imed_rl")}
 UCRL_FAMILY = ("ucrl2", "kl_ucrl")
-
-
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
-def _load():
-    return f"{os.getloadavg()[0]:.1f}"
 
 
 def _planning(jm, mdp, name, reps, horizon, chunk_size):
@@ -162,11 +166,11 @@ def ucrl3_size(args):
     for name in args.ucrl3_size_agents:
         print(f"{name} on riverswim-6, T = {horizon:.0e}, {reps} replications, "
               f"{'float64' if args.x64 else 'float32'}, chunk {args.long_chunk} rounds, "
-              f"{len(jax.devices())} device(s), load average {_load()} at start",
+              f"{len(jax.devices())} device(s), load average {_timing.load()} at start",
               flush=True)
-        traj, wall = _timed(lambda name=name: jax.block_until_ready(
-            jm.simulate(mdp, name, horizon, reps, seed=0, progress=args.progress,
-                        chunk_size=min(args.long_chunk, horizon))))
+        traj, wall, _ = _timing.timed(lambda name=name: jm.simulate(
+            mdp, name, horizon, reps, seed=0, progress=args.progress,
+            chunk_size=min(args.long_chunk, horizon)))
         final = np.asarray(traj.pseudo_regret[:, -1])
         se = final.std(ddof=1) / math.sqrt(reps) if reps > 1 else float("nan")
         state = traj.agent_state
@@ -180,7 +184,7 @@ def ucrl3_size(args):
         print(f"{name}: wall time {wall:.1f} s compile included "
               f"({wall / (horizon * reps) * 1e9:.1f} ns per replication-step); mean "
               f"pseudo-regret {final.mean():.1f} se {se:.1f}{extra}; load average "
-              f"{_load()} at end", flush=True)
+              f"{_timing.load()} at end", flush=True)
         results[name] = dict(wall_s=wall, regret=float(final.mean()), se=se)
     return results
 
@@ -223,22 +227,16 @@ def main(argv=None):
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
 
-    import _calibration
-    _calibration.no_compile_cache()  # timings: real compiles, no cache
+    _timing.setup(x64=args.x64, cpu_devices=args.cpu_devices)
     import jax
-
-    jax.config.update("jax_enable_x64", args.x64)
     import numpy as np
 
     import jaxmdp as jm
 
-    if args.cpu_devices != 1:  # before JAX's first computation
-        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
     print(f"jax {jax.__version__} on {len(jax.devices())} {jax.devices()[0].platform} "
           f"device(s), "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, load average "
-          f"{_load()} at start", flush=True)
-    print(_calibration.calibration_line(), flush=True)
+          f"{_timing.load()} at start", flush=True)
     if args.ucrl3_size:
         return ucrl3_size(args)
 
@@ -257,47 +255,41 @@ def main(argv=None):
         for name in args.agents:
             numpy_us = float("nan")
             if not args.no_numpy and name in NUMPY_LOOPS:
-                seconds = NUMPY_LOOPS[name](P, R, mask, mdp.reward_law, args.horizon,
-                                            args.numpy_replications, 0)
+                seconds, _ = NUMPY_LOOPS[name](P, R, mask, mdp.reward_law, args.horizon,
+                                               args.numpy_replications, 0)
                 numpy_us = seconds / (args.horizon * args.numpy_replications) * 1e6
             for reps in args.replications:
-                def call(agent, seed, reps=reps):
-                    return jax.block_until_ready(jm.simulate(
-                        mdp, agent, args.horizon, reps, seed, progress=False,
-                        chunk_size=args.chunk_size))
+                def call(agent, seed, horizon=args.horizon, chunk=args.chunk_size, reps=reps):
+                    return jm.simulate(mdp, agent, horizon, reps, seed, progress=False,
+                                       chunk_size=chunk)
 
-                _, first = _timed(lambda: call(name, 0))
-                timings = [_timed(lambda r=r: call(name, 1 + r)) for r in range(args.repeats)]
-                traj, wall = min(timings, key=lambda x: x[1])
+                timing = _timing.time_calls(
+                    lambda seed: call(name, seed), args.repeats,
+                    keep=lambda traj: float(np.mean(traj.pseudo_regret[:, -1])))
+                wall = timing.wall_s[timing.fastest]
                 us = wall / (args.horizon * reps) * 1e6
-                row = dict(agent=name, env=env, reps=reps, compile_s=first - wall, us=us,
-                           numpy_us=numpy_us, speedup=numpy_us / us,
-                           regret=float(np.mean(traj.pseudo_regret[:, -1])),
+                row = dict(agent=name, env=env, reps=reps, compile_s=timing.first_s - wall,
+                           us=us, numpy_us=numpy_us, speedup=numpy_us / us,
+                           regret=timing.kept[timing.fastest],
                            frac=float("nan"), per_plan=float("nan"),
                            round_us=wall / args.horizon * 1e6, floor_us=float("nan"),
                            lax_us=float("nan"))
                 if name in UCRL_FAMILY and not args.no_planning_split:
                     row["frac"], row["per_plan"] = _planning(jm, mdp, name, reps, args.horizon,
                                                              args.chunk_size)
-                    def split(agent, seed, reps=reps):
-                        return jax.block_until_ready(jm.simulate(
-                            mdp, agent, args.split_horizon, reps, seed, progress=False,
-                            chunk_size=args.split_horizon))
-
-                    split(fixed, 0)
-                    _, floor = _timed(lambda: split(fixed, 1))
-                    row["floor_us"] = floor / args.split_horizon * 1e6
-                    lax_agent = jm.get_agent(name, cond="lax")
-                    split(lax_agent, 0)
-                    _, lax_wall = _timed(lambda: split(lax_agent, 1))
-                    row["lax_us"] = lax_wall / args.split_horizon * 1e6
+                    for key, agent in (("floor_us", fixed),
+                                       ("lax_us", jm.get_agent(name, cond="lax"))):
+                        split = _timing.time_calls(
+                            lambda seed, agent=agent: call(agent, seed, args.split_horizon,
+                                                           args.split_horizon), 1)
+                        row[key] = split.wall_s[0] / args.split_horizon * 1e6
                 rows.append(row)
                 print(f"{name:12s} {env:12s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} "
                       f"{numpy_us:9.2f} {row['speedup']:7.1f}x {row['regret']:8.1f} "
                       f"{row['frac']:9.3f} {row['per_plan']:6.1f} {row['round_us']:9.1f} "
-                      f"{row['floor_us']:8.1f} {row['lax_us']:8.1f} {_load():>5s}",
+                      f"{row['floor_us']:8.1f} {row['lax_us']:8.1f} {_timing.load():>5s}",
                       flush=True)
-    print(f"load average {_load()} at end. us/rep-step: fastest of {args.repeats} cached "
+    print(f"load average {_timing.load()} at end. us/rep-step: fastest of {args.repeats} cached "
           f"{args.horizon}-round calls; numpy: {args.numpy_replications} x {args.horizon} "
           f"rounds of the NumPy loop (its own loop time); plan frac: rounds in which some "
           f"replication starts an episode, m/plan: replications starting one in such a "

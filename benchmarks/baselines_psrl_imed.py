@@ -3,8 +3,9 @@
 For each agent, environment and replication count: the compile time (first call minus
 the fastest cached one), microseconds per replication-step of the fastest of
 ``--repeats`` compiled ``jaxmdp.simulate`` calls (other seeds; each call's figure is
-printed too), the NumPy loop's microseconds per step (``numpy_psrl_imed.run``, same
-horizon) and the ratio. For TSDE also, from one more call that records the paths (not
+printed too), the NumPy loop's microseconds per step (``baselines.NUMPY_LOOPS``: the loops
+of ``tests/reference/tsde.py`` and ``tests/reference/published.py``, same horizon) and the
+ratio. For TSDE also, from one more call that records the paths (not
 timed: recording costs time the NumPy loop does not spend): the fraction of rounds in
 which at least one replication starts an episode, the mean number of replications planning per
 round, and the cost of one batched agent round with no replication planning, with one, with
@@ -26,18 +27,17 @@ free thread can run); UCRL2, KL-UCRL and TSDE ran to completion. (So run
 from __future__ import annotations
 
 import argparse
+import math
 import os
-import sys
 import time
-from pathlib import Path
 
+import _timing
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baselines import NUMPY_LOOPS
 
 
 def _load():
-    return f"load {os.getloadavg()[0]:.1f}"
+    return f"load {_timing.load()}"
 
 
 def planning_fraction(states, actions, S, A):
@@ -67,8 +67,7 @@ def round_costs(jm, mdp, agent, traj, repeats=20):
     import jax
     import jax.numpy as jnp
 
-    from jaxmdp.agents import Observation
-    from jaxmdp.simulate import env_spec
+    from jaxmdp.agents import Observation, env_spec
 
     spec = env_spec(mdp)
     traj = jax.device_put(traj, jax.devices()[0])  # one device, also with --cpu-devices
@@ -79,8 +78,11 @@ def round_costs(jm, mdp, agent, traj, repeats=20):
     t = jnp.int32(traj.times[-1] + 1)
     obs = Observation(t=t, step=t - 1, state=traj.state, counts=counts,
                       reward_sums=traj.reward_sums)
+    # The replications' state, counts and reward sums are batched; the round is not.
+    batched = Observation(*(None,) * len(Observation._fields))._replace(
+        state=0, counts=0, reward_sums=0)
     step = jax.jit(jax.vmap(lambda k, s, o: agent.step(k, s, o, spec),
-                            in_axes=(0, 0, Observation(None, None, 0, 0, 0))))
+                            in_axes=(0, 0, batched)))
     keys = jax.random.split(jax.random.key(0), reps)
     out = {}
     for m in (0, 1, 16, reps):
@@ -111,50 +113,42 @@ def main(argv=None):
                         help="JAX CPU devices, replications split over them (default 1; "
                              "see the module docstring: 2 can hang)")
     args = parser.parse_args(argv)
-    import _calibration
-    _calibration.no_compile_cache()  # timings: real compiles, no cache
+    _timing.setup(x64=args.x64, cpu_devices=args.cpu_devices)
     import jax
-
-    jax.config.update("jax_enable_x64", args.x64)
-    import numpy_psrl_imed as ref
 
     import jaxmdp as jm
 
-    if args.cpu_devices != 1:  # before JAX's first computation
-        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
     print(f"jax {jax.__version__} {len(jax.devices())} {jax.devices()[0].platform} "
           f"device(s) x64={args.x64} "
           f"cpus={os.cpu_count()} horizon={args.horizon} {_load()}", flush=True)
-    print(_calibration.calibration_line(), flush=True)
     for env in args.envs:
         mdp = jm.envs.make(env)
-        P, R, mask = ref.load_env(env)
+        P, R = np.asarray(mdp.P, np.float64), np.asarray(mdp.R, np.float64)
+        mask = np.asarray(mdp.mask, bool)
         S, A = R.shape
         for name in args.agents:
-            np_out = ref.run(P, R, mask, name, args.horizon, args.numpy_replications, 0)
-            print(f"{env:12s} {name:8s} numpy loop: {np_out['us_per_step']:.2f} us/step "
-                  f"(regret {np_out['mean']:.1f} +- {np_out['se']:.1f}, "
+            seconds, final = NUMPY_LOOPS[name](P, R, mask, mdp.reward_law, args.horizon,
+                                               args.numpy_replications, 0)
+            np_us = seconds / (args.horizon * args.numpy_replications) * 1e6
+            se = (final.std(ddof=1) / math.sqrt(len(final)) if len(final) > 1
+                  else float("nan"))
+            print(f"{env:12s} {name:8s} numpy loop: {np_us:.2f} us/step "
+                  f"(regret {final.mean():.1f} +- {se:.1f}, "
                   f"{args.numpy_replications} replications) {_load()}", flush=True)
             agent = jm.get_agent(name)
             for reps in args.replications:
                 kwargs = dict(horizon=args.horizon, replications=reps, progress=False,
                               chunk_size=args.horizon)
-                begin = time.perf_counter()
-                jax.block_until_ready(jm.simulate(mdp, agent, seed=0, **kwargs).pseudo_regret)
-                first = time.perf_counter() - begin
-                runs = []
-                for seed in range(1, args.repeats + 1):  # fastest of cached calls
-                    begin = time.perf_counter()
-                    traj = jm.simulate(mdp, agent, seed=seed, **kwargs)
-                    jax.block_until_ready(traj.pseudo_regret)
-                    runs.append(time.perf_counter() - begin)
-                run = min(runs)
+                timing = _timing.time_calls(  # the fastest of cached calls
+                    lambda seed: jm.simulate(mdp, agent, seed=seed, **kwargs).pseudo_regret,
+                    args.repeats, keep=lambda regret: float(np.mean(regret[:, -1])))
+                run = timing.wall_s[timing.fastest]
                 us = run / (args.horizon * reps) * 1e6
-                final = np.asarray(traj.pseudo_regret[:, -1])
                 line = (f"{env:12s} {name:8s} R={reps:5d}: {us:.3f} us/rep-step (calls "
-                        + ", ".join(f"{r / (args.horizon * reps) * 1e6:.3f}" for r in runs)
-                        + f"), compile {first - run:.1f} s, ratio to numpy "
-                        f"{np_out['us_per_step'] / us:.1f}x, regret {final.mean():.1f}")
+                        + ", ".join(f"{r / (args.horizon * reps) * 1e6:.3f}"
+                                    for r in timing.wall_s)
+                        + f"), compile {timing.first_s - run:.1f} s, ratio to numpy "
+                        f"{np_us / us:.1f}x, regret {timing.kept[-1]:.1f}")
                 if name == "tsde":  # a separate recorded run (recording costs time)
                     traj = jm.simulate(mdp, agent, seed=1, record_path=True, **kwargs)
                     fraction, per_round = planning_fraction(
@@ -164,7 +158,6 @@ def main(argv=None):
                              f"({per_round:.1f} replications/round); us per round: "
                              + ", ".join(f"{m} planning {c:.0f}" for m, c in costs.items()))
                 print(line + f" {_load()}", flush=True)
-
 
 if __name__ == "__main__":
     main()

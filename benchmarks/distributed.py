@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 def _warm_up_horizon(horizon: int) -> int:
     """A horizon whose run compiles every program of the timed run: one chunk of the same
     length (as :func:`jaxmdp.simulate` cuts the horizon, with its default record_every)."""
-    from jaxmdp.simulate import MAX_DEFAULT_RECORDS, _records_per_chunk
+    from jaxmdp._simulate import MAX_DEFAULT_RECORDS, _records_per_chunk
 
     record_every = max(1, math.ceil(horizon / MAX_DEFAULT_RECORDS))
     records = _records_per_chunk(horizon // record_every, max(1, CHUNK_SIZE // record_every))
@@ -65,9 +65,9 @@ def _warm_up_horizon(horizon: int) -> int:
 
 def worker(args) -> None:
     """One process of the experiment: warm-up, barrier, the timed ``simulate``."""
-    import _calibration
+    import _timing
 
-    _calibration.no_compile_cache()
+    _timing.setup(x64=args.x64, calibrate=False)  # before jax.distributed starts
     process, processes, port, path = args.worker
     process, processes = int(process), int(processes)
     if processes > 1:
@@ -76,8 +76,6 @@ def worker(args) -> None:
         _distributed.initialize(coordinator=f"127.0.0.1:{port}", num_processes=processes,
                                 process_id=process)
     import jax
-
-    jax.config.update("jax_enable_x64", args.x64)
     import numpy as np
     from jax.experimental import multihost_utils
 
@@ -94,9 +92,7 @@ def worker(args) -> None:
     run(_warm_up_horizon(args.horizon))
     multihost_utils.sync_global_devices("warm")
     multihost_utils.sync_global_devices("timed")
-    start = time.perf_counter()
-    traj = run(args.horizon)
-    seconds = time.perf_counter() - start
+    traj, seconds, _ = _timing.timed(lambda: run(args.horizon))
     if process == 0:
         np.savez(path, pseudo_regret=traj.pseudo_regret, regret=traj.regret,
                  counts=traj.counts, state=traj.state, seconds=seconds,
@@ -145,11 +141,10 @@ def main(argv=None) -> dict | None:
         return None
     import tempfile
 
-    import _calibration
+    import _timing
     import numpy as np
 
-    calibration = _calibration.calibrate()
-    print(_calibration.calibration_line(calibration), flush=True)
+    calibration = _timing.setup()
     runs = {}
     with tempfile.TemporaryDirectory() as folder:
         for processes in (1, 2):

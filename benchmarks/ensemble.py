@@ -17,13 +17,8 @@ replication-step: the runs of a batch only read their own MDP.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import _timing
 
 
 def _layout(text: str) -> tuple[int, int]:
@@ -34,12 +29,6 @@ def _layout(text: str) -> tuple[int, int]:
     if m < 1 or r < 1:
         raise argparse.ArgumentTypeError(f"a layout needs M, R >= 1, got {text!r}")
     return m, r
-
-
-def _timed(fn):
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main(argv=None):
@@ -57,17 +46,11 @@ def main(argv=None):
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
     args = parser.parse_args(argv)
 
-    import _calibration
-    _calibration.no_compile_cache()  # timings: real compiles, no cache
+    _timing.setup(x64=args.x64)
     import jax
-
-    if args.x64:
-        jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
 
     import jaxmdp as jm
 
-    print(_calibration.calibration_line(), flush=True)
     print(f"env {args.env}, horizon {args.horizon}, chunk {args.chunk_size}, "
           f"{'float64' if args.x64 else 'float32'}, devices {jax.devices()}", flush=True)
     largest = max(m for m, _ in args.layouts)
@@ -81,19 +64,14 @@ def main(argv=None):
             mdp = (jax.tree_util.tree_map(lambda leaf: leaf[0], every) if m == 1 else
                    jax.tree_util.tree_map(lambda leaf, m=m: leaf[:m], every))
 
-            def call(seed, mdp=mdp, r=r):
-                traj = jm.simulate(mdp, agent, args.horizon, r, seed, progress=False,
-                                   chunk_size=args.chunk_size)
-                return jnp.asarray(traj.pseudo_regret).block_until_ready()
-
-            _, first, _ = _timed(lambda: call(0))
-            best_wall = best_cpu = float("inf")
-            for repeat in range(args.repeats):
-                _, wall, cpu = _timed(lambda repeat=repeat: call(1 + repeat))
-                best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
+            timing = _timing.time_calls(
+                lambda seed, mdp=mdp, r=r: jm.simulate(
+                    mdp, agent, args.horizon, r, seed, progress=False,
+                    chunk_size=args.chunk_size).pseudo_regret, args.repeats)
             steps = args.horizon * m * r
-            print(f"{name:<10} {f'{m}x{r}':>10} {first:9.2f} {1e6 * best_wall / steps:13.4f} "
-                  f"{1e6 * best_cpu / steps:12.4f}", flush=True)
+            print(f"{name:<10} {f'{m}x{r}':>10} {timing.first_s:9.2f} "
+                  f"{1e6 * min(timing.wall_s) / steps:13.4f} "
+                  f"{1e6 * min(timing.cpu_s) / steps:12.4f}", flush=True)
 
 
 if __name__ == "__main__":

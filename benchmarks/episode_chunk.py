@@ -1,12 +1,11 @@
 """Microseconds per replication-step of the episodic agents against their planning chunk.
 
 The UCRL family, PSRL and TSDE plan only the replications whose episode starts, ``c`` of
-them per pass (:func:`jaxmdp.agents.batching.cond_chunked`; ``c`` is
-``EVISets.episode_chunk`` for the UCRL family and ``jaxmdp.agents.psrl.EPISODE_CHUNK`` for
-PSRL and TSDE). For each agent, environment and
-``c`` of ``--chunks``, a fresh process sets that attribute, calls ``jm.simulate(mdp,
-agent, horizon, replications)`` once to compile and ``--repeats`` times with another
-seed, each ended by ``block_until_ready``; the row holds the median time per
+them per pass (:func:`jaxmdp.agents.batching.cond_chunked`; ``c`` is the agents' option
+``episode_chunk``). For each agent, environment and ``c`` of ``--chunks``, a fresh process
+takes the agent with ``episode_chunk=c``, calls ``jm.simulate(mdp, agent, horizon,
+replications)`` once to compile and ``--repeats`` times with another seed, each ended by
+``block_until_ready``; the row holds the median time per
 replication-step and the mean final pseudo-regret of the last call (the same seed for
 every ``c``: the runs can part at an exact tie, since XLA compiles a pass of another
 width to other kernels whose last bits can differ). The calibration line of
@@ -22,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import _timing
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 #: The environments of the table (those of ``benchmarks/agents_speed.py``).
 ENVS = ("riverswim-6", "riverswim-25", "grid-4-room", "grid-2-room")
@@ -39,40 +37,23 @@ AGENTS = {"ucrl2": {}, "kl_ucrl": {"search_up_bug": True}, "ucrl2b": {}, "scal":
           "tucrl": {}, "psrl": {}, "tsde": {}}
 
 
-def set_chunk(name: str, chunk: int) -> None:
-    """Makes ``name``'s episode starts plan ``chunk`` replications per pass."""
-    from jaxmdp.agents import psrl, ucrl
-
-    if name in ("psrl", "tsde"):
-        psrl.EPISODE_CHUNK = chunk
-    else:
-        ucrl.EVISets.episode_chunk = chunk
-
-
 def time_one(name: str, env: str, chunk: int, horizon: int, replications: int,
              repeats: int) -> dict:
     """One row, in this process (``--one``)."""
-    import jax
     import numpy as np
 
     import jaxmdp as jm
 
-    set_chunk(name, chunk)
     mdp = jm.envs.make(env)
-    agent = jm.get_agent(name, **AGENTS[name])
-    start = time.perf_counter()
-    jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed=0,
-                                      progress=False))
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        traj = jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed=1,
-                                                 progress=False))
-        times.append(time.perf_counter() - start)
-    final = np.asarray(traj.pseudo_regret)[:, -1]
-    return {"agent": name, "env": env, "chunk": chunk, "first_s": first, "times_s": times,
-            "us_per_step": 1e6 * statistics.median(times) / (horizon * replications),
+    agent = jm.get_agent(name, episode_chunk=chunk, **AGENTS[name])
+    timing = _timing.time_calls(
+        lambda seed: jm.simulate(mdp, agent, horizon, replications, seed=seed,
+                                 progress=False).pseudo_regret,
+        repeats, seeds=[1] * repeats, keep=lambda regret: np.asarray(regret)[:, -1])
+    final = timing.kept[-1]
+    return {"agent": name, "env": env, "chunk": chunk, "first_s": timing.first_s,
+            "times_s": timing.wall_s,
+            "us_per_step": timing.us_per_step(horizon * replications),
             "regret": float(final.mean()),
             "regret_se": float(final.std(ddof=1) / np.sqrt(len(final)))}
 
@@ -96,9 +77,7 @@ def main(argv=None) -> dict:
     if bad:
         raise ValueError(f"chunks must be positive integers, got {bad}")
     if args.one:
-        import _calibration
-
-        _calibration.no_compile_cache()
+        _timing.setup(calibrate=False)
         row = time_one(args.agents[0], args.envs[0], args.chunks[0], args.horizon,
                        args.replications, args.repeats)
         print(json.dumps(row), flush=True)
@@ -107,12 +86,10 @@ def main(argv=None) -> dict:
 
     import jaxmdp as jm
 
-    _calibration.no_compile_cache()  # here and in the children: compiles are compiles
     unknown = sorted(set(args.envs) - set(jm.envs.names()))
     if unknown:
         raise ValueError(f"envs must be environment names, got {unknown}")
-    calibration = _calibration.calibrate()
-    print(_calibration.calibration_line(calibration), flush=True)
+    calibration = _timing.setup()  # here and in the children: compiles are compiles
     print(f"T = {args.horizon}, {args.replications} replications; us per replication-step "
           f"(median of {args.repeats} compiled calls), mean final pseudo-regret", flush=True)
     rows = []

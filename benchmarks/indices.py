@@ -16,6 +16,15 @@ The 'native' columns pass the same [15, S] arrays to the functions directly; sin
 index functions carry a ``custom_vmap`` rule, the vmapped columns run the same program
 (only timing noise separates them).
 
+``--passes`` times nothing: it counts the solvers' passes over their data on the same 15
+problems and on the tests' extreme problem (a value of 10^6 on a state of probability
+10^-12, the levels 1e-12 ... 1e3), on the CPU path (the loop's trips: the most steps of
+a vectorised batch, their sum where the problems are solved one after another from 4,096
+states) and on the accelerator path forced on this CPU (``max(6, most steps)``: its fixed
+steps, then the data-dependent trips)::
+
+    python benchmarks/indices.py --passes --sizes 10000 100000
+
 This is not part of the tests.
 """
 
@@ -80,6 +89,51 @@ def _mean_steps(solve, p, v, level):
     return float(jnp.mean(jnp.asarray(steps, jnp.float64))) if steps is not None else float("nan")
 
 
+def _extreme(size):
+    """The tests' extreme problem (``tests/indices/test_kl.py``) at its eight levels."""
+    rng = np.random.default_rng(70 + size)
+    p = rng.dirichlet(np.ones(size))
+    p[: size // 4] = 1e-12
+    p /= p.sum()
+    v = rng.uniform(size=size)
+    v[size // 2:] = v[size // 2]
+    v[1] = 1e6
+    delta = np.array([1e-12, 1e-6, 1e-3, 0.1, 1.0, 10.0, 100.0, 1e3])
+    fractions = np.array([1e-9, 1e-4, 0.01, 0.3, 0.9, 0.999, 1 - 1e-7, 1.0])
+    rho = p @ v + fractions * (v.max() - p @ v)
+    rho[-1] = v.max()
+    return np.broadcast_to(p, (8, size)), np.broadcast_to(v, (8, size)), delta, rho
+
+
+def _print_passes(sizes, dtypes, seed):
+    """Passes of the two layouts (see the module docstring); no timing."""
+    from functools import partial
+
+    solves = {(name, layout): jax.jit(partial(getattr(_kl, f"_{name}_solve_on"), layout))
+              for name in ("kl_ucb", "kinf") for layout in ("cpu", "accelerator")}
+    print(f"{'S':>7} {'dtype':>7} {'problems':>8} | {'kl_ucb cpu':>10} {'accelerator':>11}"
+          f" | {'kinf cpu':>8} {'accelerator':>11}")
+    for dtype_name in dtypes:
+        dtype = jnp.dtype(dtype_name)
+        for size in sizes:
+            x = _problems(size, dtype, seed)
+            sets = {"random": (x["p"], x["v"], x["delta"], x["rho"]),
+                    "extreme": tuple(jnp.asarray(a, dtype) for a in _extreme(size))}
+            for label, (p, v, delta, rho) in sets.items():
+                cells = []
+                for name, level in (("kl_ucb", delta), ("kinf", rho)):
+                    for layout in ("cpu", "accelerator"):
+                        steps = np.asarray(solves[name, layout](p, v, level).num_steps)
+                        if layout == "accelerator":
+                            cells.append(max(_kl._ACCELERATOR_STEPS, int(steps.max())))
+                        elif size >= _kl._SEQUENTIAL_MIN_STATES:
+                            cells.append(int(steps.sum()))
+                        else:
+                            cells.append(int(steps.max()))
+                print(f"{size:>7} {dtype_name:>7} {label:>8} | {cells[0]:>10} {cells[1]:>11}"
+                      f" | {cells[2]:>8} {cells[3]:>11}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10_000, 100_000])
@@ -87,7 +141,12 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement")
     parser.add_argument("--max-repeats", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--passes", action="store_true",
+                        help="count the passes of the CPU and accelerator paths (no timing)")
     args = parser.parse_args()
+    if args.passes:
+        _print_passes(args.sizes, args.dtypes, args.seed)
+        return
     import _calibration
     _calibration.no_compile_cache()  # timings: real compiles, no cache
 

@@ -32,67 +32,37 @@ import argparse
 import collections
 import gzip
 import json
+import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import _timing
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "experiments"))
 
 
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
-def _pass_fn(shape, dtype):
-    """A jitted ``jnp.sum`` over an array of ``shape`` and a function timing one call (s)."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    x = jnp.asarray(np.random.default_rng(0).random(shape), dtype)
-    total = jax.jit(jnp.sum)
-    for _ in range(3):
-        total(x).block_until_ready()
-    return lambda: _median_time(lambda: total(x).block_until_ready(), 5)
-
-
 def step_us(mdp, counts, *, horizon, replications, repeats, agent="ucb", read_pass=None):
-    """Marginal µs per replication-step of ``agent`` (rounds ``H + 1 .. 2H``).
+    """Marginal µs per replication-step of ``agent`` (rounds ``H + 1 .. 2H``,
+    ``_timing.marginal``).
 
     With ``read_pass`` (a function timing one read pass, s), a pass is timed right after
     each pair of calls and the ratio step / pass is computed per pair: the machine's
     speed drifts (a shared host), and a ratio of times taken together drifts less.
     Returns ``(µs per replication-step, median ratio or nan)``.
     """
-    import jax
-
     import jaxmdp as jm
 
     def call(seed, rounds):
-        return jax.block_until_ready(jm.simulate(
-            mdp, agent, rounds, replications, seed, counts, progress=False,
-            chunk_size=horizon))
+        return jm.simulate(mdp, agent, rounds, replications, seed, counts, progress=False,
+                           chunk_size=horizon)
 
-    call(0, horizon)
-    call(0, 2 * horizon)
-    short, long, ratios = [], [], []
-    for r in range(repeats):
-        short.append(_median_time(lambda: call(1 + r, horizon), 1))
-        long.append(_median_time(lambda: call(101 + r, 2 * horizon), 1))
-        if read_pass is not None:
-            step = (long[-1] - short[-1]) / (horizon * replications)
-            ratios.append(step / read_pass())
-    median = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
-    step = 1e6 * (median(long) - median(short)) / (horizon * replications)
-    return step, (median(ratios) if ratios else float("nan"))
+    cost = _timing.marginal(call, horizon, replications, repeats,
+                            between=None if read_pass is None else
+                            lambda step: step / read_pass())
+    return cost.us, (statistics.median(cost.between) if cost.between else float("nan"))
 
 
 def profile(mdp, counts, *, horizon, replications, agent="ucb", top=12):
@@ -137,13 +107,8 @@ def main(argv=None):
     parser.add_argument("--x64", action="store_true", help="float64 (default float32)")
     args = parser.parse_args(argv)
 
-    import _calibration
-    _calibration.no_compile_cache()  # timings: real compiles, no cache
+    _timing.setup(x64=args.x64)
     import jax
-
-    if args.x64:
-        jax.config.update("jax_enable_x64", True)
-    print(_calibration.calibration_line(), flush=True)
     import jax.numpy as jnp
     import scaling
 
@@ -154,7 +119,7 @@ def main(argv=None):
     one, batched = scaling.read_passes(S, R, dtype=dtype)
     step, paired = step_us(mdp, counts, horizon=args.horizon, replications=R,
                            repeats=args.repeats,
-                           read_pass=_pass_fn((S, scaling.ACTIONS, S), dtype))
+                           read_pass=scaling.read_pass((S, scaling.ACTIONS, S), dtype))
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, {jnp.dtype(dtype).name}, "
           f"GARNET S={S} A={scaling.ACTIONS}, {R} replications, H={args.horizon}")
     print(f"read pass, one [S, A, S] model:        {one:9.1f} us")

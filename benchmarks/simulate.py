@@ -8,7 +8,7 @@ For each agent (MDP-UCB, MDP-DMED, OLP, MDP-PS) on the paper's 3-state MDP, at 1
 * steady-state cost: the fastest of ``--repeats`` cached calls (other seeds), divided by
   ``horizon * replications``; wall time and process CPU time (the machine may be shared:
   CPU time is what this process used, on all its threads);
-* the same work done by ``benchmarks/numpy_reference.py`` (one replication at a time,
+* the same work done by ``tests/reference/paper.py`` (one replication at a time,
   one step at a time, NumPy + SciPy), measured in the same run, and the speed-up.
 
     python benchmarks/simulate.py [--horizon 2000] [--replications 100 1000]
@@ -23,24 +23,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import _timing
 
 
 def _use_root(root: Path | None) -> None:
     """Imports jaxmdp from ``root`` (another checkout) instead of this one."""
     if root is not None:
         sys.path.insert(0, str(Path(root).resolve()))
-
-
-def _timed(fn):
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main(argv=None):
@@ -62,14 +53,12 @@ def main(argv=None):
                              "older commit) to compare versions")
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy loop")
     args = parser.parse_args(argv)
-    _use_root(args.jaxmdp_root)
-    import _calibration
-    _calibration.no_compile_cache()  # timings: real compiles, no cache
-    import jax
+    from tests.reference import paper as ref  # this checkout's NumPy loop
 
-    jax.config.update("jax_enable_x64", args.x64)
+    _use_root(args.jaxmdp_root)
+    _timing.setup(x64=args.x64)
+    import jax
     import numpy as np
-    import numpy_reference as ref
 
     import jaxmdp as jm
 
@@ -78,8 +67,7 @@ def main(argv=None):
     print(f"jaxmdp from {Path(jm.__file__).parent}")
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, "
           f"{'float64' if args.x64 else 'float32'}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
-    print(_calibration.calibration_line(), flush=True)
+          f"load average {_timing.load()} at start", flush=True)
     print(f"{'agent':6s} {'reps':>5s} {'compile s':>9s} {'us/rep-step':>11s} "
           f"{'cpu us':>7s} {'numpy us':>9s} {'speed-up':>8s} {'mean regret':>11s}",
           flush=True)
@@ -91,33 +79,30 @@ def main(argv=None):
         np_horizon = args.numpy_steps
         numpy_us = np.nan
         if not args.no_numpy:
-            out, _, _ = _timed(lambda: ref.run(ref.PAPER_P, ref.PAPER_R, mask, name,
-                                               np_horizon, np_reps, seed=0))
+            out = ref.run(ref.PAPER_P, ref.PAPER_R, mask, name, np_horizon, np_reps, seed=0)
             numpy_us = out["seconds"] / (np_horizon * np_reps) * 1e6
         for reps in args.replications:
-            def call(seed, horizon):
-                traj = jm.simulate(mdp, name, horizon, reps, seed, progress=False,
-                                   chunk_size=args.chunk_size)
-                return jax.block_until_ready(traj)
-
-            _, first_wall, _ = _timed(lambda: call(0, args.horizon))
-            timings = [_timed(lambda: call(1 + r, args.horizon)) for r in range(args.repeats)]
-            _, wall, cpu = min(timings, key=lambda x: x[1])
-            traj = timings[0][0]  # seed 1, whichever call was fastest
+            timing = _timing.time_calls(
+                lambda seed, reps=reps: jm.simulate(mdp, name, args.horizon, reps, seed,
+                                                    progress=False,
+                                                    chunk_size=args.chunk_size),
+                args.repeats, keep=lambda traj: float(np.mean(traj.pseudo_regret[:, -1])))
+            fastest = timing.fastest
+            wall, cpu = timing.wall_s[fastest], timing.cpu_s[fastest]
             steps = args.horizon * reps
             us = wall / steps * 1e6
             cpu_us = cpu / steps * 1e6
-            row = dict(agent=name, reps=reps, compile_s=first_wall - wall, us=us,
+            row = dict(agent=name, reps=reps, compile_s=timing.first_s - wall, us=us,
                        cpu_us=cpu_us, numpy_us=numpy_us, speedup=numpy_us / us,
-                       regret=float(np.mean(traj.pseudo_regret[:, -1])))
+                       regret=timing.kept[0])  # seed 1, whichever call was fastest
             rows.append(row)
             print(f"{name:6s} {reps:5d} {row['compile_s']:9.2f} {us:11.3f} {cpu_us:7.3f} "
                   f"{numpy_us:9.1f} {row['speedup']:7.0f}x {row['regret']:11.3f}",
                   flush=True)
-    print(f"load average {os.getloadavg()[0]:.1f} at end; us/rep-step is the wall time of "
+    print(f"load average {_timing.load()} at end; us/rep-step is the wall time of "
           f"the fastest of {args.repeats} cached {args.horizon}-round calls; numpy: "
           f"{args.numpy_replications} x {args.numpy_steps} rounds of "
-          f"benchmarks/numpy_reference.py per agent")
+          f"tests/reference/paper.py per agent")
     return rows
 
 

@@ -7,7 +7,7 @@ IMED-RL, UCRL3 (``UCRL3_lazy``, the class the StatisticalRL experiments run unde
 name "UCRL3", and ``UCRL3``), UCRL2B and MED-RL on river-swim-6, one replication at a time with
 the global ``numpy.random`` seeded per replication, as their experiment scripts do; then
 jaxmdp's agents with the options that reproduce the published rules, and optionally the
-hand-written loops of ``benchmarks/numpy_baselines25.py``. It prints the mean final
+hand-written loops of ``tests/reference/published.py``. It prints the mean final
 realised regret ``T g* - sum r_t`` +- its standard error per algorithm and the z
 statistic of each difference from the published code, and saves a JSON file with the
 settings, the calibration and every final regret and timing under ``results/``.
@@ -67,6 +67,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))  # tests.reference
 
 # published class -> (module, class, constructor kind), jaxmdp (name, options), NumPy loop
 ALGORITHMS = {
@@ -142,7 +143,7 @@ def load_learners(path):
 
 def statisticalrl_riverswim6():
     """``(P, R)`` of river-swim-6 in StatisticalRL's action order (0 = right)."""
-    from numpy_baselines25 import riverswim6_statisticalrl
+    from tests.reference.mdp import riverswim6_statisticalrl
 
     return riverswim6_statisticalrl()
 
@@ -162,7 +163,7 @@ def run_published(get_module, name, P, R, horizon, replications, seed, delta):
     """Final realised regrets of the published learner ``name``, one per replication,
     and the wall seconds of its replications (learner construction, ``play``,
     ``update`` and this driver's environment draw per round)."""
-    from numpy_reference import true_gaps
+    from tests.reference.mdp import true_gaps
 
     module, cls, kind = ALGORITHMS[name][:3]
     Learner = getattr(get_module(module), cls)
@@ -214,23 +215,22 @@ def time_jaxmdp(agent, horizon, replications, seed, env="riverswim-6"):
     with ``block_until_ready``, divided by ``horizon * replications``) and its EVI sweeps
     per replication (the mean of the agent state's ``evi_steps``; NaN for an agent
     without EVI)."""
-    import jax
+    import _timing
 
     import jaxmdp as jm
 
     mdp = jm.envs.make(env)
 
-    def call():
-        return jax.block_until_ready(jm.simulate(mdp, agent, horizon, replications, seed,
-                                                 progress=False))
+    def keep(traj):
+        steps = getattr(traj.agent_state, "evi_steps", None)
+        sweeps = float("nan") if steps is None else float(np.mean(np.asarray(steps)))
+        return np.asarray(traj.regret)[:, -1], sweeps
 
-    call()
-    start = time.perf_counter()
-    traj = call()
-    seconds = time.perf_counter() - start
-    steps = getattr(traj.agent_state, "evi_steps", None)
-    sweeps = float("nan") if steps is None else float(np.mean(np.asarray(steps)))
-    return np.asarray(traj.regret)[:, -1], seconds / (horizon * replications) * 1e6, sweeps
+    timing = _timing.time_calls(
+        lambda seed: jm.simulate(mdp, agent, horizon, replications, seed, progress=False),
+        1, seeds=[seed], first_seed=seed, keep=keep)
+    finals, sweeps = timing.kept[0]
+    return finals, timing.us_per_step(horizon * replications), sweeps
 
 
 def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
@@ -246,7 +246,7 @@ def run_jaxmdp(name, horizon, replications, seed, delta, kl_ucrl_bug=False):
 
 def run_numpy(name, P, R, horizon, replications, seed, delta):
     """Final realised regrets of the NumPy loop of ``name`` (their action order)."""
-    from numpy_baselines25 import run
+    from tests.reference.published import run
 
     loop = ALGORITHMS[name][4]
     if loop is None:
@@ -357,7 +357,7 @@ def main(argv=None):
     ap.add_argument("--delta", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--numpy", action="store_true",
-                    help="also run benchmarks/numpy_baselines25.py's loops")
+                    help="also run tests/reference/published.py's loops")
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--kl-ucrl-bug", action="store_true",
                     help="the NumPy KL-UCRL loop and jaxmdp's kl_ucrl reproduce the "
@@ -407,7 +407,7 @@ def main(argv=None):
         if args.numpy:
             t0 = time.perf_counter()
             if name == "KL-UCRL":
-                from numpy_baselines25 import run
+                from tests.reference.published import run
 
                 npf = run(P, R, "kl_ucrl", args.horizon, args.replications, args.seed,
                           delta=args.delta, search_up_bug=args.kl_ucrl_bug)

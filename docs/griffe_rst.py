@@ -6,12 +6,19 @@ cross-references the Sphinx way. Before mkdocstrings parses a docstring, this ex
 rewrites, outside ``>>>`` examples:
 
 * ``:math:`x``` as ``\\(x\\)`` and a ``.. math::`` directive as a ``\\[ ... \\]`` block
-  (rendered by MathJax through ``pymdownx.arithmatex``);
+  (rendered by MathJax through ``pymdownx.arithmatex``); a directive whose lines are
+  aligned (``&``) or broken (``\\\\``) outside an environment is wrapped in
+  ``\\begin{aligned} ... \\end{aligned}``, as Sphinx's ``.. math::`` does;
 * ``:func:`~jaxmdp.kl_ucb``` (and ``:class:``, ``:meth:``, ``:mod:``, ``:data:``,
   ``:attr:``) as code, linked to the API page when the name is documented there;
 * a literal block introduced by ``::`` as a fenced code block;
 * a simple table (columns ruled by ``=====  ===``) as a Markdown table;
-* an ``Example:`` section title as ``Examples:``, the title griffe renders as examples.
+* an ``Example:`` section title as ``Examples:``, the title griffe renders as examples;
+* an ``Args:`` item that documents several parameters at once (``tol, max_steps: ...``)
+  as one item per parameter.
+
+A function whose decorator gives it another signature (a ``jax.jit`` of an inner
+function) is given the signature of the object Python imports.
 
 Configured in ``mkdocs.yml`` under the python handler's ``extensions``.
 """
@@ -75,9 +82,93 @@ class RstToMarkdown(griffe.Extension):
                 pkg.set_member(name, griffe.Alias(name, final, parent=pkg))
 
     def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
+        if obj.is_function and obj.decorators:
+            _runtime_signature(obj)
+        if obj.docstring is None and obj.is_attribute and obj.lineno and obj.filepath:
+            # A module constant documented the Sphinx way, by ``#:`` lines above it.
+            comment = doc_comment(Path(obj.filepath).read_text().splitlines(), obj.lineno)
+            if comment:
+                obj.docstring = griffe.Docstring(comment, parent=obj)
         if obj.docstring is not None:
             module = obj.module.path if not obj.is_module else obj.path
             obj.docstring.value = convert(obj.docstring.value, module, self.documented)
+
+
+def _runtime_signature(obj: griffe.Function) -> None:
+    """Gives a decorated function the parameters of the object Python imports, when they
+    differ from those of its ``def`` (a decorator that builds another function)."""
+    import importlib
+    import inspect
+
+    try:
+        runtime = getattr(importlib.import_module(obj.module.path), obj.name)
+        signature = inspect.signature(runtime)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return
+    if [p.name for p in obj.parameters] == list(signature.parameters):
+        return
+    kinds = {inspect.Parameter.POSITIONAL_ONLY: griffe.ParameterKind.positional_only,
+             inspect.Parameter.POSITIONAL_OR_KEYWORD: griffe.ParameterKind.positional_or_keyword,
+             inspect.Parameter.VAR_POSITIONAL: griffe.ParameterKind.var_positional,
+             inspect.Parameter.KEYWORD_ONLY: griffe.ParameterKind.keyword_only,
+             inspect.Parameter.VAR_KEYWORD: griffe.ParameterKind.var_keyword}
+    empty = inspect.Parameter.empty
+    obj.parameters = griffe.Parameters(*(
+        griffe.Parameter(
+            name, kind=kinds[p.kind],
+            annotation=None if p.annotation is empty else (
+                p.annotation if isinstance(p.annotation, str)
+                else inspect.formatannotation(p.annotation)),
+            default=None if p.default is empty else repr(p.default))
+        for name, p in signature.parameters.items()))
+
+
+_SECTION = re.compile(r"^(\s*)(Args|Arguments|Parameters|Attributes):\s*$")
+_GROUPED = re.compile(r"^(\s*)(\w+(?:,\s*\w+)+):(.*)$")
+
+
+def _split_grouped_items(lines: list[str]) -> list[str]:
+    """``lines`` with each ``Args:`` item that names several parameters (``a, b: text``,
+    the names possibly wrapped over lines) written as one item per name."""
+    out: list[str] = []
+    i, section, items = 0, None, None
+    while i < len(lines):
+        line = lines[i]
+        heading = _SECTION.match(line)
+        if heading:
+            section, items = len(heading.group(1)), None
+            out.append(line)
+            i += 1
+            continue
+        if section is not None and line.strip():
+            if _indent(line) <= section:
+                section = None
+            elif items is None:
+                items = _indent(line)
+        grouped = None
+        if section is not None and line.strip() and _indent(line) == items:
+            if re.match(r"^\s*\w+(?:,\s*\w+)*,\s*$", line):
+                # The names wrap: join the lines up to the one holding the ":".
+                j, joined = i, line.rstrip()
+                while ":" not in joined and j + 1 < len(lines):
+                    j += 1
+                    joined += " " + lines[j].strip()
+                if _GROUPED.match(joined):
+                    line, i = joined, j
+            grouped = _GROUPED.match(line)
+        if grouped:
+            pad, names, text = grouped.groups()
+            rest = []
+            while i + 1 < len(lines) and lines[i + 1].strip() and \
+                    _indent(lines[i + 1]) > len(pad):
+                i += 1
+                rest.append(lines[i])
+            for name in re.split(r",\s*", names):
+                out += [f"{pad}{name}:{text}", *rest]
+        else:
+            out.append(line)
+        i += 1
+    return out
 
 
 def _defined_at(pkg: griffe.Module, path: str, hops: int = 0) -> str:
@@ -96,6 +187,44 @@ def _defined_at(pkg: griffe.Module, path: str, hops: int = 0) -> str:
     if target and target != path:
         return _defined_at(pkg, target, hops + 1)
     return path
+
+
+def doc_comment(lines: list[str], lineno: int) -> str:
+    """The ``#:`` comment right above line ``lineno`` (1-based) of a source file, without
+    its markers: the Sphinx way of documenting a module constant (griffe reads only
+    docstrings)."""
+    comment: list[str] = []
+    i = lineno - 2
+    while i >= 0 and lines[i].lstrip().startswith("#:"):
+        comment.insert(0, lines[i].lstrip()[2:].strip())
+        i -= 1
+    return " ".join(comment)
+
+
+# Environments inside which ``&`` aligns and ``\\\\`` breaks a line.
+_ALIGNED = ("aligned", "align", "align\\*", "alignat", "alignedat", "array", "bmatrix",
+            "cases", "eqnarray", "gathered", "matrix", "pmatrix", "split", "vmatrix")
+_ENVIRONMENT = re.compile(r"\\begin\{(" + "|".join(_ALIGNED) + r")\}.*?\\end\{\1\}",
+                          flags=re.DOTALL)
+_ALIGNMENT = re.compile(r"(?<!\\)&|\\\\")
+
+
+def misplaced_alignment(formula: str) -> bool:
+    """Whether ``formula`` (TeX) has an alignment ``&`` or a line break ``\\\\`` outside an
+    aligned environment: MathJax renders such a formula as a red "Misplaced &"."""
+    outside, previous = formula, None
+    while outside != previous:
+        previous, outside = outside, _ENVIRONMENT.sub("", outside)
+    return _ALIGNMENT.search(outside) is not None
+
+
+_FORMULA = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", flags=re.DOTALL)
+
+
+def formulas(markdown: str) -> list[str]:
+    """The TeX of every ``\\( ... \\)`` and ``\\[ ... \\]`` span of ``markdown``."""
+    return [m.group(1) if m.group(1) is not None else m.group(2)
+            for m in _FORMULA.finditer(markdown)]
 
 
 def _target(name: str, module: str, documented: set[str]) -> str | None:
@@ -173,7 +302,7 @@ def _table(lines: list[str], start: int) -> tuple[list[str], int]:
 def convert(text: str, module: str = "jaxmdp", documented: set[str] | None = None) -> str:
     """``text`` (a docstring) with its reStructuredText rewritten as Markdown."""
     documented = documented or set()
-    lines = text.split("\n")
+    lines = _split_grouped_items(text.split("\n"))
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -194,6 +323,8 @@ def convert(text: str, module: str = "jaxmdp", documented: set[str] | None = Non
         if directive:
             body, i = _block(lines, i + 1, len(directive.group(1)))
             formula = "\n".join(part for part in [directive.group(2), *body] if part.strip())
+            if misplaced_alignment(formula):
+                formula = "\\begin{aligned}\n" + formula + "\n\\end{aligned}"
             out += ["", pad + r"\[", *(pad + part for part in formula.split("\n")),
                     pad + r"\]", ""]
             continue

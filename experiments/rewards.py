@@ -27,60 +27,44 @@ replications.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import base_parser, save_figure, save_npz_atomic, saved_results  # noqa: E402
-from regret import DEFAULT_AGENTS, check_options, curves, run_agents, summary  # noqa: E402
+from _common import (  # noqa: E402
+    regret_summary,
+    run_parser,
+    save_figure,
+    save_npz_atomic,
+    saved_or_run,
+)
 
 import jaxmdp as jm  # noqa: E402
 from jaxmdp import plotting  # noqa: E402
+from jaxmdp.runner import curves  # noqa: E402
 
 NAME = "rewards"
 DEFAULT_ENVS = ("paper-mdp", "riverswim-6")
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--horizon", type=int, default=None,
-                        help="default 2000; 10000 with --full")
-    parser.add_argument("--replications", type=int, default=None,
-                        help="default 10; 50 with --full")
-    parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS))
+    parser = run_parser(__doc__.splitlines()[0], horizon=(2_000, 10_000),
+                        replications=(10, 50), record_every=None)
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS),
                         help=f"environments (jaxmdp.envs names), default {list(DEFAULT_ENVS)}")
-    parser.add_argument("--record-every", type=int, default=None,
-                        help="keep every k-th round (default: about 1,000 points)")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    if args.horizon is None:
-        args.horizon = 10_000 if args.full else 2_000
-    if args.replications is None:
-        args.replications = 50 if args.full else 10
-    if args.record_every is None:
-        args.record_every = max(1, math.ceil(args.horizon / 1000))
-    check_options(args)
     for env in args.envs:
         mdp = jm.envs.make(env).with_reward_law("bernoulli")
         path = args.results_dir / f"{NAME}_{env}.npz"
-        if args.plot_only:
-            data = saved_results(path)
-        else:
-            agents = [(f"{a}-known", jm.get_agent(a)) for a in args.agents]
-            agents += [(f"{a}-learned", jm.get_agent(a, known_rewards=False))
-                       for a in args.agents]
-            data = run_agents(path, mdp, agents=agents, horizon=args.horizon,
-                              replications=args.replications, seed=args.seed,
-                              record_every=args.record_every, force=args.force,
-                              progress=not args.no_progress, env=env)
-            if "lower_bound_learned" not in data:
-                bound = jm.regret_lower_bound(mdp, known_rewards=False).constant
-                data["lower_bound_learned"] = np.asarray(float(bound))
-                save_npz_atomic(path, **data)
+        agents = [(f"{a}-known", jm.get_agent(a)) for a in args.agents]
+        agents += [(f"{a}-learned", jm.get_agent(a, known_rewards=False)) for a in args.agents]
+        data = saved_or_run(args, path, mdp, env=env, agents=agents)
+        if not args.plot_only and "lower_bound_learned" not in data:
+            bound = jm.regret_lower_bound(mdp, known_rewards=False).constant
+            data["lower_bound_learned"] = np.asarray(float(bound))
+            save_npz_atomic(path, **data)
         names = [a for a in args.agents if f"pseudo_regret_{a}-learned" in data]
         learned = curves(data, [f"{n}-learned" for n in names])
         known = curves(data, [f"{n}-known" for n in names])
@@ -99,7 +83,7 @@ def main(argv=None):
                   f"({replications} replications, mean and 95% CI)", log_y=True)
         figure = save_figure(fig, f"{NAME}_{env}", figures_dir=args.figures_dir)
         labels = [f"{n}-{kind}" for n in names for kind in ("known", "learned")]
-        print(summary(data, labels, title=f"{env}, Bernoulli rewards"))
+        print(regret_summary(data, labels, title=f"{env}, Bernoulli rewards"))
         print(f"learned-reward lower bound C = {float(data['lower_bound_learned']):.4f}")
         print(f"results: {path}")
         print(f"figure: {figure}")

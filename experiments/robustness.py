@@ -20,17 +20,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import base_parser, save_figure, saved_results  # noqa: E402
-from regret import (  # noqa: E402
-    add_options,
-    check_options,
-    curves,
-    run_agents,
-    summary,
-)
+from _common import regret_figure, regret_summary, run_parser, saved_or_run  # noqa: E402
 
 import jaxmdp as jm  # noqa: E402
-from jaxmdp import plotting, runner  # noqa: E402
+from jaxmdp import runner  # noqa: E402
 
 NAME = "robustness"
 
@@ -51,41 +44,26 @@ def baseline(args, mdp):
         return saved
     if args.plot_only:
         return None
-    return run_agents(args.results_dir / f"{NAME}_baseline.npz", mdp, agents=args.agents,
-                      horizon=args.horizon, replications=args.replications,
-                      seed=args.seed, record_every=args.record_every, force=args.force,
-                      progress=not args.no_progress, env="paper-mdp")
+    return saved_or_run(args, args.results_dir / f"{NAME}_baseline.npz", mdp, env="paper-mdp")
 
 
 def main(argv=None):
-    parser = add_options(base_parser(__doc__.splitlines()[0]))
+    parser = run_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
-    check_options(args)
     path = args.results_dir / f"{NAME}.npz"
     mdp = jm.envs.paper_mdp()
-    if args.plot_only:
-        data = saved_results(path)
-    else:
-        data = run_agents(path, mdp, agents=args.agents, horizon=args.horizon,
-                          replications=args.replications, seed=args.seed,
-                          record_every=args.record_every,
-                          initial_counts=jm.envs.rigged_counts(), force=args.force,
-                          progress=not args.no_progress, env="paper-mdp")
+    data = saved_or_run(args, path, mdp, env="paper-mdp",
+                        initial_counts=jm.envs.rigged_counts())
     base = baseline(args, mdp)
-    agents = [a for a in args.agents if f"pseudo_regret_{a}" in data]
-    replications = data[f"pseudo_regret_{agents[0]}"].shape[0]
-    background = None
-    if base is not None and np.array_equal(base.get("times"), data["times"]):
-        background = curves(base, agents)
-    fig = plotting.regret_figure(
-        data["times"], curves(data, agents), lower_bound=float(data["lower_bound"]),
-        background=background, background_label="same agents, normal start",
-        title=f"Robustness: pseudo-regret after the rigged start of section 5.1 "
-              f"({replications} replications, mean and 95% CI)")
-    figure = save_figure(fig, NAME, figures_dir=args.figures_dir)
-    print(summary(data, agents, title="robustness (rigged start)"))
-    if background is not None:
-        print(summary(base, agents, title="same settings, normal start"))
+    if base is not None and not np.array_equal(base.get("times"), data["times"]):
+        base = None
+    agents, figure = regret_figure(
+        args, data, NAME, background=base, background_label="same agents, normal start",
+        title="Robustness: pseudo-regret after the rigged start of section 5.1 "
+              "({replications} replications, mean and 95% CI)")
+    print(regret_summary(data, agents, title="robustness (rigged start)"))
+    if base is not None:
+        print(regret_summary(base, agents, title="same settings, normal start"))
     print(f"results: {path}")
     print(f"figure: {figure}")
 

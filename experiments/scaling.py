@@ -49,7 +49,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +56,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import _calibration  # noqa: E402
+import _timing  # noqa: E402
 import jax  # noqa: E402
 from _common import (  # noqa: E402
     base_parser,
@@ -99,12 +99,6 @@ def garnet(num_states: int, seed: int):
                               min(BRANCHING, num_states))
 
 
-def _timed(fn):
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
 def initial_counts(mdp, visits: int, seed: int) -> np.ndarray:
     """``visits`` transitions per state-action pair, drawn from the true MDP."""
     P = np.asarray(mdp.P, dtype=np.float64)
@@ -116,43 +110,35 @@ def initial_counts(mdp, visits: int, seed: int) -> np.ndarray:
 
 def measure(mdp, agent: str, *, horizon: int, replications: int, planner: str,
             repeats: int, counts=None) -> np.ndarray:
-    """``[us per rep-step (wall), us per rep-step (cpu), compile s, mean final regret]``."""
+    """``[us per rep-step (wall), us per rep-step (cpu), compile s, mean final regret]``
+    (``_timing.marginal``: the marginal cost of rounds ``horizon + 1 .. 2 horizon``)."""
 
     def call(seed, rounds):
-        traj = jm.simulate(mdp, jm.get_agent(agent, planner=planner), rounds, replications,
+        return jm.simulate(mdp, jm.get_agent(agent, planner=planner), rounds, replications,
                            seed, counts, progress=False, chunk_size=horizon)
-        return jax.block_until_ready(traj)
 
-    _, first, _ = _timed(lambda: call(0, horizon))
-    call(0, 2 * horizon)  # also warms up the host-side ops on two chunks' outputs
-    short, long = [], []
-    for r in range(repeats):
-        short.append(_timed(lambda: call(1 + r, horizon)))
-        long.append(_timed(lambda: call(101 + r, 2 * horizon)))
-    steps = horizon * replications
-    wall = (np.median([t[1] for t in long]) - np.median([t[1] for t in short])) / steps
-    cpu = (np.median([t[2] for t in long]) - np.median([t[2] for t in short])) / steps
-    compile_s = first - np.median([t[1] for t in short])
-    regret = float(np.mean(np.asarray(long[-1][0].pseudo_regret[:, -1])))
-    return np.array([wall * 1e6, cpu * 1e6, compile_s, regret])
+    cost = _timing.marginal(call, horizon, replications, repeats)
+    regret = float(np.mean(np.asarray(cost.last.pseudo_regret[:, -1])))
+    return np.array([cost.us, cost.cpu_us, cost.first_s, regret])
+
+
+def read_pass(shape, dtype=np.float32, repeats: int = 5):
+    """A function timing one read pass over a random array of ``shape`` (a jitted
+    ``jnp.sum`` in ``dtype``): the median of ``repeats`` calls after a warm-up, seconds."""
+    import jax.numpy as jnp
+
+    x = jnp.asarray(np.random.default_rng(0).random(shape), dtype)
+    total = jax.jit(jnp.sum)
+    return lambda: _timing.median_seconds(lambda: total(x), repeats)
 
 
 def read_passes(num_states: int, replications: int, repeats: int = 21,
                 dtype=np.float32) -> np.ndarray:
     """``[µs of one read pass over one [S, A, S] model, µs per replication of a pass over
-    the [R, S, A, S] models of R replications]`` (``jnp.sum`` in ``dtype``, median)."""
-    import jax.numpy as jnp
-
-    out = []
-    for shape in ((num_states, ACTIONS, num_states),
-                  (replications, num_states, ACTIONS, num_states)):
-        x = jnp.asarray(np.random.default_rng(0).random(shape), dtype)
-        total = jax.jit(jnp.sum)
-        for _ in range(3):
-            total(x).block_until_ready()
-        times = [_timed(lambda: total(x).block_until_ready())[1] for _ in range(repeats)]
-        out.append(np.median(times) * 1e6 / (1 if len(shape) == 3 else replications))
-    return np.asarray(out)
+    the [R, S, A, S] models of R replications]`` (:func:`read_pass`)."""
+    one = read_pass((num_states, ACTIONS, num_states), dtype, repeats)()
+    batched = read_pass((replications, num_states, ACTIONS, num_states), dtype, repeats)()
+    return np.asarray([one * 1e6, batched * 1e6 / replications])
 
 
 def plan(args):

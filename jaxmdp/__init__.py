@@ -8,8 +8,18 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import analysis, envs, planning
-from jaxmdp.agents import Agent, EnvSpec, Observation, agent_names, get_agent, register_agent
+from jaxmdp import _deprecations, analysis, envs, planning
+from jaxmdp._registry import Registry
+from jaxmdp._simulate import Trajectories, grid_points, simulate, sweep
+from jaxmdp.agents import (
+    Agent,
+    EnvSpec,
+    Observation,
+    agent_names,
+    agent_options,
+    get_agent,
+    register_agent,
+)
 from jaxmdp.analysis.hardness import Hardness, hardness
 from jaxmdp.analysis.lower_bound import RegretLowerBound, regret_lower_bound
 from jaxmdp.analysis.sensitivity import (
@@ -52,7 +62,6 @@ from jaxmdp.planning import (
     policy_iteration,
     solve_average_reward,
 )
-from jaxmdp.simulate import Trajectories, simulate
 
 __all__ = [
     "KLSolution",
@@ -81,15 +90,19 @@ __all__ = [
     "EnvSpec",
     "Observation",
     "agent_names",
+    "agent_options",
     "get_agent",
     "register_agent",
+    "Registry",
     "Estimate",
     "estimate",
     "evi",
     "Hardness",
     "hardness",
     "Trajectories",
+    "grid_points",
     "simulate",
+    "sweep",
     "GainSensitivity",
     "IndexSensitivity",
     "LowerBoundSensitivity",
@@ -107,23 +120,12 @@ __all__ = [
 ]
 
 
-# Names removed from the public API, each kept for one release after the one that removed
-# it: old name -> (replacement, the version that deletes the old name). The module
-# __getattr__ below serves them with a DeprecationWarning (optax's pattern). No released
-# name has been removed yet, so the table is empty.
-_DEPRECATIONS: dict[str, tuple[str, str]] = {}
+# Names and modules removed from the public API, each kept for one release after the one
+# that removed it: the one table is jaxmdp._deprecations.DEPRECATIONS (optax's pattern).
+_DEPRECATIONS = _deprecations.DEPRECATIONS
+_deprecations.install()
 
 
 def __getattr__(name: str):
     """Serves the names of :data:`_DEPRECATIONS`, warning which version removes them."""
-    if name in _DEPRECATIONS:
-        import operator
-        import sys
-        import warnings
-
-        replacement, removed_in = _DEPRECATIONS[name]
-        warnings.warn(f"jaxmdp.{name} is deprecated and will be removed in jaxmdp "
-                      f"{removed_in}; use jaxmdp.{replacement}", DeprecationWarning,
-                      stacklevel=2)
-        return operator.attrgetter(replacement)(sys.modules[__name__])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _deprecations.attribute(name)

@@ -11,22 +11,29 @@ CPU-sized ``"default"`` and a GPU-sized ``"full"``. Every agent of
 Results go under ``out``: per environment, ``results/<env>.npz`` and its settings
 ``results/<env>.json`` (:func:`jaxmdp.runner.run_agents`: written atomically after each
 agent, reused on a re-run with the same settings, recomputed with ``force``) and the
-exact hardness of every instance (:func:`jaxmdp.hardness`) in ``results/<env>.hardness.json``;
-then
+exact hardness of every instance in ``results/<env>.hardness.json``: the
+Burnetas–Katehakis constant for agents told the mean rewards and for agents that learn
+them (:func:`jaxmdp.regret_lower_bound` with ``known_rewards=True`` and ``False``) and the
+diameter (:func:`jaxmdp.hardness`); then
 
-* ``leaderboard.csv`` and ``leaderboard.md``: per environment and agent, the
+* ``leaderboard.csv`` and ``leaderboard.md``: per environment and agent, the agent's
+  reward setting (``rewards``: ``"known"`` for an agent configured with
+  ``known_rewards=True``, the paper's four by default; ``"learned"`` for every other), the
   pseudo-regret at ``T`` (mean over all runs with its bootstrap interval, the runner's
   :data:`~jaxmdp.runner.BOOTSTRAP`) and the normalised regret ``R(T) / (C ln T)``
-  (:func:`~jaxmdp.analysis.statistics.normalised_regret`, ``C`` each instance's
-  Burnetas–Katehakis constant) as an interquartile mean over instances and runs with its
-  stratified-bootstrap interval (:func:`~jaxmdp.analysis.statistics.stratified_bootstrap_ci`,
-  instances as strata), and the agent's wall time (compilation included); and per agent
-  over the whole suite (every instance of every environment a stratum), ranked by that IQM;
+  (:func:`~jaxmdp.analysis.statistics.normalised_regret`, ``C`` each instance's constant
+  *for the agent's reward setting*) as an interquartile mean over instances and runs with
+  its stratified-bootstrap interval
+  (:func:`~jaxmdp.analysis.statistics.stratified_bootstrap_ci`, instances as strata), and
+  the agent's wall time (compilation included); and per agent over the whole suite
+  (every instance of every environment a stratum), ranked by that IQM among the agents of
+  the same reward setting: one leaderboard for the agents told the rewards, one for the
+  agents that learn them;
 * ``figures/<env>.png``: the regret curves of every agent (for an ensemble, over all its
   runs, with the line ``mean(C) ln t``);
 * ``figures/hardness-<agent>.png``: one point per MDP instance, the agent's mean
-  ``R(T) / ln T`` against the instance's constant ``C`` (with the line ``y = C``) and
-  against its diameter ``D``;
+  ``R(T) / ln T`` against the instance's constant ``C`` for the agent's reward setting
+  (with the line ``y = C``) and against its diameter ``D``;
 * ``bench.json``: the suite, size and agents of the run.
 
 Example:
@@ -52,8 +59,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SIZES", "SUITES", "Entry", "Size", "entries", "leaderboard_rows", "run_bench",
-           "size_of"]
+__all__ = ["REWARDS", "SIZES", "SUITES", "Entry", "Size", "entries", "leaderboard_rows",
+           "reward_setting", "run_bench", "size_of"]
 
 #: Families whose instances are drawn by seed: a suite entry of one of them is an ensemble.
 SEEDED = re.compile(r"(garnet-\d+-\d+-\d+|random-\d+-\d+)")
@@ -108,6 +115,13 @@ SIZES: dict[str, Size] = {
 
 #: Records kept per curve at most (``record_every = ceil(T / RECORDS)``).
 RECORDS = 1000
+
+#: The reward settings of the leaderboards, in the order they are listed: agents told the
+#: mean rewards, agents that learn them.
+REWARDS = ("known", "learned")
+
+#: The key of each reward setting's lower-bound constant in an environment's hardness.
+_BOUND = {"known": "lower_bound", "learned": "lower_bound_learned"}
 
 
 def entries(suite: str | Sequence[str]) -> list[Entry]:
@@ -189,20 +203,55 @@ def _agents(agents) -> list[str]:
     return names
 
 
+def reward_setting(name: str) -> str:
+    """``"known"`` if the registered agent ``name`` is told the mean rewards (configured
+    with ``known_rewards=True``: the paper's four agents by default), else ``"learned"``.
+
+    Example:
+        >>> from jaxmdp import bench
+        >>> bench.reward_setting("ucb"), bench.reward_setting("ucrl2")
+        ('known', 'learned')
+    """
+    from jaxmdp.agents import get_agent
+
+    return "known" if getattr(get_agent(name).config, "known_rewards", False) is True \
+        else "learned"
+
+
+def _learned_bounds(mdp) -> np.ndarray:
+    """Each instance's lower-bound constant for an agent that learns the rewards (1-D),
+    NaN where it is not defined (rewards outside ``[0, 1]`` for a non-Gaussian law)."""
+    import jax
+
+    from jaxmdp.analysis.lower_bound import regret_lower_bound
+
+    leaves, tree = jax.tree_util.tree_flatten(mdp)
+    batch = np.shape(mdp.P)[:-3]
+    out = np.full(batch, np.nan)
+    for index in np.ndindex(*batch):
+        one = jax.tree_util.tree_unflatten(tree, [leaf[index] for leaf in leaves])
+        try:
+            out[index] = float(regret_lower_bound(one, known_rewards=False).constant)
+        except ValueError:
+            pass
+    return np.atleast_1d(out.ravel())
+
+
 def _hardness(mdp, path: Path, settings_sha: str) -> dict[str, np.ndarray]:
-    """The instances' lower-bound constant and diameter (1-D arrays), saved in ``path``
-    and reused while the MDP's arrays are the same."""
+    """The instances' lower-bound constants (rewards known and learned) and diameters
+    (1-D arrays), saved in ``path`` and reused while the MDP's arrays are the same."""
+    keys = ("lower_bound", "lower_bound_learned", "diameter")
     if path.is_file():
         saved = json.loads(path.read_text())
-        if saved.get("mdp_sha256") == settings_sha:
-            return {key: np.asarray(saved[key], np.float64) for key in ("lower_bound",
-                                                                        "diameter")}
+        if saved.get("mdp_sha256") == settings_sha and all(key in saved for key in keys):
+            return {key: np.asarray(saved[key], np.float64) for key in keys}
     from jaxmdp.analysis.hardness import hardness
     from jaxmdp.runner import write_atomic
 
     measured = hardness(mdp)
     out = {key: np.atleast_1d(np.asarray(getattr(measured, key), np.float64))
            for key in ("lower_bound", "diameter")}
+    out["lower_bound_learned"] = _learned_bounds(mdp)
     text = json.dumps({"mdp_sha256": settings_sha,
                        **{key: value.tolist() for key, value in out.items()}}) + "\n"
     write_atomic(path, lambda tmp: Path(tmp).write_text(text), ".json")
@@ -236,8 +285,8 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
         quiet: print nothing but errors (no leaderboard).
 
     Returns:
-        The leaderboard's rows (see :func:`leaderboard_rows`); in processes other than
-        process 0, an empty list.
+        The leaderboard's rows (see :func:`leaderboard_rows`; each agent's reward setting
+        from :func:`reward_setting`); in processes other than process 0, an empty list.
 
     Raises:
         ValueError: for an empty suite, an unknown suite, environment or agent name, or
@@ -309,8 +358,9 @@ def run_bench(out, *, agents=None, suite: str | Sequence[str] = "standard",
             jax.clear_caches()
     if not writer:
         return []
-    rows = leaderboard_rows(results, names)
-    _write(out, rows, results, names, size, skipped)
+    settings = {name: reward_setting(name) for name in names}
+    rows = leaderboard_rows(results, names, settings)
+    _write(out, rows, results, names, size, skipped, settings)
     if not quiet:
         print((out / "leaderboard.md").read_text())
         print(f"leaderboard: {out / 'leaderboard.csv'}, {out / 'leaderboard.md'}; figures: "
@@ -327,27 +377,37 @@ def _finals(data: dict, name: str) -> np.ndarray | None:
     return final.reshape((-1, final.shape[-1]))
 
 
-def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
-    """The leaderboard: one row per environment and agent, then one per agent over
-    every environment (``environment = "all"``), ranked by normalised-regret IQM.
+def leaderboard_rows(results: dict, names: Sequence[str],
+                     rewards: dict[str, str] | None = None) -> list[dict]:
+    """The leaderboards: one row per agent over every environment (``environment =
+    "all"``), the agents told the rewards first, each group ranked by normalised-regret
+    IQM; then one row per environment and agent.
 
     Args:
         results: environment label -> ``(data, hardness)``: the arrays of
             :func:`jaxmdp.runner.run_agents` (pseudo-regret ``[R, K]`` or ``[M, R, K]``)
-            and the instances' ``lower_bound`` and ``diameter`` (``[M]``).
+            and the instances' ``lower_bound`` (rewards known), ``lower_bound_learned``
+            (rewards learned) and ``diameter`` (``[M]``).
         names: the agents.
+        rewards: agent -> its reward setting, ``"known"`` or ``"learned"``; default
+            :func:`reward_setting` of each name.
 
     Returns:
-        Dicts with ``environment``, ``agent``, ``instances``, ``runs``, ``horizon``,
-        ``regret`` (mean pseudo-regret at ``T`` over every run) with ``regret_low``,
-        ``regret_high`` (its bootstrap interval, NaN for one run; for ``"all"`` rows, NaN:
-        regrets of different environments are not pooled), ``normalised_iqm`` with
-        ``normalised_low``, ``normalised_high`` (IQM of ``R(T) / (C ln T)`` and its
-        stratified-bootstrap interval over the ``normalised_instances`` instances whose
-        ``C`` is positive and finite: an instance with ``C = 0``, where no sub-optimal
-        action is critical, has no normalised score; NaN if none has), ``seconds``
-        (wall time, compilation included) and ``interval`` (how the intervals were
-        computed).
+        Dicts with ``environment``, ``agent``, ``rewards`` (the agent's reward setting),
+        ``rank`` (among the ``"all"`` rows of the same setting, from 1; 0 in the
+        per-environment rows), ``instances``, ``runs``, ``horizon``, ``regret`` (mean
+        pseudo-regret at ``T`` over every run) with ``regret_low``, ``regret_high`` (its
+        bootstrap interval, NaN for one run; for ``"all"`` rows, NaN: regrets of
+        different environments are not pooled), ``normalised_iqm`` with
+        ``normalised_low``, ``normalised_high`` (IQM of ``R(T) / (C ln T)``, ``C`` the
+        instance's constant for the agent's reward setting, and its stratified-bootstrap
+        interval over the ``normalised_instances`` instances whose ``C`` is positive and
+        finite: an instance with ``C = 0``, where no sub-optimal action is critical, has
+        no normalised score; NaN if none has), ``seconds`` (wall time, compilation
+        included) and ``interval`` (how the intervals were computed).
+
+    Raises:
+        ValueError: for a reward setting other than ``"known"`` and ``"learned"``.
     """
     from jaxmdp.analysis.statistics import (
         bootstrap_ci,
@@ -357,6 +417,12 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
     )
     from jaxmdp.runner import BOOTSTRAP
 
+    rewards = {name: reward_setting(name) for name in names} if rewards is None \
+        else dict(rewards)
+    for name in names:
+        if rewards.get(name) not in REWARDS:
+            raise ValueError(f"rewards[{name!r}] must be one of {list(REWARDS)}, got "
+                             f"{rewards.get(name)!r}")
     level, resamples = BOOTSTRAP["level"], BOOTSTRAP["n_resamples"]
     interval = (f"regret: {level:.0%} {BOOTSTRAP['method']} bootstrap of the mean over "
                 f"runs; normalised: {level:.0%} stratified percentile bootstrap of the IQM "
@@ -389,10 +455,12 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
                 low, high = ci.low, ci.high
             else:
                 low = high = np.nan
-            strata = list(normalised(final, measured["lower_bound"], horizon))
+            bound = measured[_BOUND[rewards[name]]]
+            strata = list(normalised(final, bound, horizon))
             iqm, nlow, nhigh = summary(strata)
             seconds = float(data.get(f"seconds_{name}", np.nan))
-            rows.append(dict(environment=label, agent=name, instances=final.shape[0],
+            rows.append(dict(environment=label, agent=name, rewards=rewards[name], rank=0,
+                             instances=final.shape[0],
                              runs=final.size, horizon=horizon, regret=flat.mean(),
                              regret_low=low, regret_high=high,
                              normalised_instances=len(strata), normalised_iqm=iqm,
@@ -406,13 +474,18 @@ def leaderboard_rows(results: dict, names: Sequence[str]) -> list[dict]:
         if not count:
             continue
         iqm, low, high = summary(strata)
-        overall.append(dict(environment="all", agent=name, instances=instances, runs=count,
+        overall.append(dict(environment="all", agent=name, rewards=rewards[name], rank=0,
+                            instances=instances, runs=count,
                             horizon=max((r["horizon"] for r in rows), default=0),
                             regret=np.nan, regret_low=np.nan, regret_high=np.nan,
                             normalised_instances=len(strata), normalised_iqm=iqm,
                             normalised_low=low, normalised_high=high, seconds=seconds,
                             interval=interval))
-    overall.sort(key=lambda row: (np.isnan(row["normalised_iqm"]), row["normalised_iqm"]))
+    overall.sort(key=lambda row: (REWARDS.index(row["rewards"]),
+                                  np.isnan(row["normalised_iqm"]), row["normalised_iqm"]))
+    for setting in REWARDS:
+        for rank, row in enumerate((r for r in overall if r["rewards"] == setting), 1):
+            row["rank"] = rank
     return overall + rows
 
 
@@ -425,27 +498,44 @@ def _interval(low, high) -> str:
     return "—" if np.isnan(low) else f"[{_number(low)}, {_number(high)}]"
 
 
+_BOARD_TITLE = {
+    "known": "Agents told the mean rewards: R(T) / (C ln T), C the constant for known "
+             "rewards (`jaxmdp.regret_lower_bound(mdp)`)",
+    "learned": "Agents that learn the rewards: R(T) / (C ln T), C the constant for learned "
+               "rewards (`jaxmdp.regret_lower_bound(mdp, known_rewards=False)`)",
+}
+
+
 def _markdown(rows: list[dict], size: Size, skipped) -> str:
     overall = [r for r in rows if r["environment"] == "all"]
     per_env = [r for r in rows if r["environment"] != "all"]
     lines = [f"Horizon T = {size.horizon}; {size.replications} replications per MDP; "
-             f"ensembles of {size.instances} instances. Regret is pseudo-regret at T; "
-             f"C is each instance's Burnetas–Katehakis constant for agents told the mean "
-             f"rewards, and every agent runs with its default options (see `jaxmdp "
-             f"agents`: the baselines learn the rewards). "
-             f"Intervals: {rows[0]['interval'] if rows else ''}.", "",
-             "| rank | agent | R(T) / (C ln T), IQM | interval | instances (with C > 0) | "
-             "runs | wall s |", "|---|---|---|---|---|---|---|"]
-    for rank, r in enumerate(overall, 1):
-        lines.append(f"| {rank} | {r['agent']} | {_number(r['normalised_iqm'])} | "
-                     f"{_interval(r['normalised_low'], r['normalised_high'])} | "
-                     f"{r['instances']} ({r['normalised_instances']}) | {r['runs']} | "
-                     f"{r['seconds']:.1f} |")
-    lines += ["", "| environment | agent | runs | R(T), mean | interval | "
+             f"ensembles of {size.instances} instances. Regret is pseudo-regret at T. "
+             f"Every agent runs with its default options (`jaxmdp agents`) and is ranked "
+             f"with the agents of the same reward setting, its regret divided by C ln T "
+             f"with C the Burnetas–Katehakis constant of that setting: the agents told "
+             f"the mean rewards against the bound for known rewards, the agents that "
+             f"learn them against the larger bound for learned rewards. "
+             f"Intervals: {rows[0]['interval'] if rows else ''}."]
+    for setting in REWARDS:
+        board = [r for r in overall if r["rewards"] == setting]
+        if not board:
+            continue
+        lines += ["", f"**{_BOARD_TITLE[setting]}**", "",
+                  "| rank | agent | rewards | R(T) / (C ln T), IQM | interval | "
+                  "instances (with C > 0) | runs | wall s |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in board:
+            lines.append(f"| {r['rank']} | {r['agent']} | {r['rewards']} | "
+                         f"{_number(r['normalised_iqm'])} | "
+                         f"{_interval(r['normalised_low'], r['normalised_high'])} | "
+                         f"{r['instances']} ({r['normalised_instances']}) | {r['runs']} | "
+                         f"{r['seconds']:.1f} |")
+    lines += ["", "| environment | agent | rewards | runs | R(T), mean | interval | "
               "R(T) / (C ln T), IQM | interval | instances with C > 0 | wall s |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in per_env:
-        lines.append(f"| {r['environment']} | {r['agent']} | {r['runs']} | "
+        lines.append(f"| {r['environment']} | {r['agent']} | {r['rewards']} | {r['runs']} | "
                      f"{_number(r['regret'])} | {_interval(r['regret_low'], r['regret_high'])}"
                      f" | {_number(r['normalised_iqm'])} | "
                      f"{_interval(r['normalised_low'], r['normalised_high'])} | "
@@ -456,7 +546,8 @@ def _markdown(rows: list[dict], size: Size, skipped) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skipped):
+def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skipped,
+           rewards: dict[str, str]):
     import csv
 
     import matplotlib
@@ -505,7 +596,7 @@ def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skippe
                 continue
             y = final.mean(axis=1) / math.log(int(data["times"][-1]))
             color = plotting.agent_color(label, j)
-            for ax, key in zip(axes, ("lower_bound", "diameter"), strict=True):
+            for ax, key in zip(axes, (_BOUND[rewards[name]], "diameter"), strict=True):
                 x = measured[key]
                 ok = np.isfinite(x)
                 ax.scatter(x[ok], y[ok], s=14, alpha=0.7, color=color, label=label)
@@ -515,8 +606,8 @@ def _write(out: Path, rows: list[dict], results: dict, names, size: Size, skippe
             continue
         low, high = axes[0].get_xlim()
         axes[0].plot([low, high], [low, high], "k--", lw=1, label="y = C (lower bound)")
-        for ax, xlabel in zip(axes, ("lower-bound constant C (Burnetas–Katehakis)",
-                                     "diameter D"), strict=True):
+        for ax, xlabel in zip(axes, (f"lower-bound constant C, rewards {rewards[name]} "
+                                     f"(Burnetas–Katehakis)", "diameter D"), strict=True):
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())

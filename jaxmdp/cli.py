@@ -20,8 +20,10 @@ environment name or an ``.npz`` file written by :meth:`jaxmdp.MDP.save`. Also
 ``python -m jaxmdp``.
 
 ``jaxmdp bench`` runs every registered agent on a suite of environments and ensembles
-(:mod:`jaxmdp.bench`) and writes ``<out>/leaderboard.csv`` and ``.md``, one figure per
-environment and a regret-versus-hardness figure per agent; it resumes like ``jaxmdp run``.
+(:mod:`jaxmdp.bench`) and writes ``<out>/leaderboard.csv`` and ``.md`` (two leaderboards:
+the agents told the mean rewards and the agents that learn them, each normalised by the
+lower bound of its setting), one figure per environment and a regret-versus-hardness
+figure per agent; it resumes like ``jaxmdp run``.
 
 **Your own agent.** ``--agents`` of ``run`` and ``bench`` takes, beside registered names,
 ``module:factory`` (``--agents ucb,my_agents:uniform_agent``): the module is imported (the
@@ -56,10 +58,13 @@ nothing: the listing's numbers come from a table shipped with the package.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
 from pathlib import Path
+
+__all__ = ["main"]
 
 REWARDS = ("default", "known", "learned")
 
@@ -144,7 +149,9 @@ def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
                        help="process 0's address and a free port (with --num-processes "
                             "and --process-id)")
     group.add_argument("--num-processes", type=_positive_int("--num-processes"),
-                       default=None, metavar="N")
+                       default=None, metavar="N",
+                       help="the number of processes of the run (with --coordinator and "
+                            "--process-id)")
     group.add_argument("--process-id", type=int, default=None, metavar="I",
                        help="this process's id, 0 to N - 1")
     group.add_argument("--heartbeat-timeout", type=_positive_int("--heartbeat-timeout"),
@@ -180,9 +187,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="environment name (see `jaxmdp envs`) or an .npz file written by "
                           "MDP.save")
     run.add_argument("--agents", required=True, help=_AGENTS_HELP)
-    run.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000)
-    run.add_argument("--replications", type=_positive_int("--replications"), default=100)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000,
+                     help="rounds per run, T")
+    run.add_argument("--replications", type=_positive_int("--replications"), default=100,
+                     help="independent runs of each agent")
+    run.add_argument("--seed", type=int, default=0,
+                     help="the simulator's seed (every agent runs on the same seeds)")
     run.add_argument("--out", type=Path, default=None,
                      help="output folder (default: results/ENV in the current directory, "
                           "ENV the environment's name or the .npz file's stem)")
@@ -201,14 +211,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="recompute saved agents")
     run.add_argument("--plot-only", action="store_true",
                      help="redraw table and figure from saved results")
-    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--no-progress", action="store_true", help="draw no progress bar")
     run.add_argument("--no-compile-cache", action="store_true",
                      help="compile every program afresh and write nothing to the "
                           "compilation cache (also: JAXMDP_NO_COMPILE_CACHE=1)")
     _cluster_arguments(run)
 
     bench = sub.add_parser("bench", help="every agent on a suite of environments and "
-                                         "ensembles: leaderboard and figures")
+                                         "ensembles: leaderboards and figures")
     bench.add_argument("--out", type=Path, required=True, help="output folder")
     bench.add_argument("--agents", default=None,
                        help=_AGENTS_HELP + " (default: every registered agent)")
@@ -220,10 +230,41 @@ def _parser() -> argparse.ArgumentParser:
                        help="the GPU size (T = 100,000, 100 replications, 100 instances) "
                             "instead of the CPU default (T = 5,000, 8 replications, 16 "
                             "instances)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--seed", type=int, default=0,
+                       help="the simulator's seed (every agent and environment runs on the "
+                            "same seeds)")
     bench.add_argument("--force", action="store_true", help="recompute saved results")
-    bench.add_argument("--no-progress", action="store_true")
+    bench.add_argument("--no-progress", action="store_true", help="draw no progress bar")
     _cluster_arguments(bench)
+
+    sweep = sub.add_parser("sweep", help="one agent at every point of a grid of its number "
+                                         "options, in one compiled program: results, table "
+                                         "and figure")
+    sweep.add_argument("--env", required=True,
+                       help="environment name (see `jaxmdp envs`) or an .npz file written "
+                            "by MDP.save")
+    sweep.add_argument("--agent", required=True, help="the agent's name (see `jaxmdp agents`)")
+    sweep.add_argument("--grid", action="append", required=True, metavar="OPTION=V1,V2,...",
+                       help="an option and its values (repeat for a product grid, e.g. "
+                            "--grid delta=0.01,0.05 --grid span_constraint=2,5); only "
+                            "number options (jm.agent_options) can be swept")
+    sweep.add_argument("--option", action="append", default=[], metavar="OPTION=VALUE",
+                       help="an option shared by every point (repeatable)")
+    sweep.add_argument("--horizon", type=_positive_int("--horizon"), default=10_000,
+                       help="rounds per run, T")
+    sweep.add_argument("--replications", type=_positive_int("--replications"), default=100,
+                       help="independent runs per point")
+    sweep.add_argument("--seed", type=int, default=0,
+                       help="the simulator's seed (every point runs on the same seeds)")
+    sweep.add_argument("--out", type=Path, default=None,
+                       help="output folder (default: results/sweep-AGENT-ENV)")
+    sweep.add_argument("--record-every", type=_positive_int("--record-every"), default=None,
+                       help="keep every k-th round of the curves (default: about 1,000 "
+                            "points)")
+    sweep.add_argument("--x64", action="store_true", help="float64 (default float32)")
+    sweep.add_argument("--plot-only", action="store_true",
+                       help="redraw table and figure from saved results")
+    sweep.add_argument("--no-progress", action="store_true", help="draw no progress bar")
 
     sub.add_parser("envs", help="list the environments (S, A, gain, lower bound, diameter, "
                                 "bias span, mixing time, smallest gap)")
@@ -321,6 +362,69 @@ def run(args) -> int:
     return 0
 
 
+def _value(text: str):
+    """A command-line option value: JSON (a number, ``true``, ``null``, a string in
+    quotes), else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _assignments(items, flag: str, *, many: bool) -> dict:
+    """``{option: value}`` (or ``{option: [values]}`` with ``many``) from
+    ``OPTION=VALUE`` texts."""
+    out = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name or not text:
+            raise ValueError(f"{flag} must be OPTION=VALUE{',VALUE...' if many else ''}, "
+                             f"got {item!r}")
+        if name in out:
+            raise ValueError(f"{flag} names {name!r} twice")
+        out[name] = [_value(v) for v in text.split(",")] if many else _value(text)
+    return out
+
+
+def sweep_command(args) -> int:
+    """``jaxmdp sweep``: returns the exit code."""
+    import jax
+
+    import jaxmdp._cache as cache_module
+
+    cache_module.enable_compilation_cache()
+    jax.config.update("jax_enable_x64", args.x64)
+    from jaxmdp import sweeps
+
+    mdp, label = _environment(args.env)
+    grid = _assignments(args.grid, "--grid", many=True)
+    options = _assignments(args.option, "--option", many=False)
+    if args.out is None:
+        stem = Path(args.env).stem if label.startswith("file:") else args.env
+        args.out = Path("results") / f"sweep-{args.agent}-{stem}"
+    path = args.out / "results.npz"
+    record_every = args.record_every or max(1, math.ceil(args.horizon / 1000))
+    if args.plot_only:
+        from jaxmdp.runner import load_results
+
+        if not path.is_file():
+            raise ValueError(f"--plot-only: no saved results at {path}")
+        settings, arrays = load_results(path)
+    else:
+        settings, arrays = sweeps.run_sweep(
+            path, mdp, args.agent, grid, horizon=args.horizon,
+            replications=args.replications, seed=args.seed, options=options,
+            record_every=record_every, progress=not args.no_progress, env=label)
+    import jaxmdp as jm
+
+    points = jm.grid_points(grid)
+    written = sweeps.write_sweep_outputs(settings, arrays, args.out, points)
+    print(written["md"].read_text())
+    for what, p in (("results", path), *written.items()):
+        print(f"{what}: {p}")
+    return 0
+
+
 def envs() -> int:
     """``jaxmdp envs``: the environments with S, A, optimal gain, lower-bound constant and
     the hardness measures of :func:`jaxmdp.hardness` (diameter, bias span, mixing time,
@@ -346,11 +450,12 @@ def envs() -> int:
 def agents() -> int:
     """``jaxmdp agents``: the registered agents and their options."""
     import jaxmdp as jm
+    from jaxmdp import runner
 
     for name in jm.agent_names():
-        config = jm.get_agent(name).config
-        fields = getattr(config, "_asdict", None)
-        options = ", ".join(f"{k}={v!r}" for k, v in fields().items()) if fields else ""
+        config = runner.agent_settings(jm.get_agent(name))["options"]
+        options = ", ".join(f"{k}={v!r}" for k, v in config.items()) \
+            if isinstance(config, dict) else ""
         print(f"{name:10s} {options}")
     return 0
 
@@ -400,6 +505,8 @@ def _command(args) -> int:
         return run(args)
     if args.command == "envs":
         return envs()
+    if args.command == "sweep":
+        return sweep_command(args)
     if args.command == "bench":
         from jaxmdp import bench as bench_module
 

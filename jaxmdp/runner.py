@@ -48,11 +48,11 @@ import numpy as np
 
 from jaxmdp._distributed import broadcast, is_writer
 from jaxmdp._files import write_atomic
+from jaxmdp._simulate import optimum, simulate
 from jaxmdp.agents import Agent, agent_options, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
 from jaxmdp.analysis.statistics import bootstrap_ci, mean_ci, paired_difference
 from jaxmdp.mdp import MDP
-from jaxmdp.simulate import simulate
 
 __all__ = [
     "BOOTSTRAP",
@@ -78,8 +78,10 @@ __all__ = [
 ]
 
 #: Bumped when an agent's behaviour changes, so saved results are not reused across it
-#: (2: MDP-PS and MDP-DMED follow the paper at zero counts).
-RESULTS_VERSION = 2
+#: (2: MDP-PS and MDP-DMED follow the paper at zero counts; 3: the UCRL family and
+#: optimistic Q-learning read the previous round's reward as drawn, not as a difference
+#: of reward sums).
+RESULTS_VERSION = 3
 
 #: The bootstrap intervals of the summary tables (:func:`~jaxmdp.bootstrap_ci`, BCa).
 BOOTSTRAP = dict(level=0.95, method="BCa", n_resamples=9999, seed=0)
@@ -535,6 +537,8 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
         if lower_bound is None:
             lower_bound = float(regret_lower_bound(mdp).constant)
         data["lower_bound"] = np.asarray(lower_bound, dtype=np.float64)
+    # The MDP's gain and gaps, solved once for every agent that runs.
+    solved = optimum(mdp) if any(label not in reused for label, _ in labelled) else None
     for label, agent in labelled:
         if label in reused:
             if writer:
@@ -542,7 +546,8 @@ def run_agents(path: Path | str | None, mdp: MDP, *, agents, horizon: int,
             continue
         start = time.perf_counter()
         traj = simulate(mdp, agent, horizon, replications, seed, initial_counts,
-                        record_every=record_every, progress=progress, devices=devices)
+                        record_every=record_every, progress=progress, devices=devices,
+                        optimum=solved)
         pseudo, realised, seconds = _agent_arrays(label)
         data[pseudo] = np.asarray(traj.pseudo_regret, dtype=np.float32)
         data[realised] = np.asarray(traj.regret, dtype=np.float32)

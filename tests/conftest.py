@@ -1,6 +1,10 @@
-"""Test configuration: float64 everywhere, headless matplotlib, tests/ on the path, the
-suite's compilation cache, and (under pytest-xdist's ``--dist loadgroup``) whole modules or
-groups of modules per worker.
+"""Test configuration: float64 everywhere, headless matplotlib, the suite's compilation
+cache, and (under pytest-xdist's ``--dist loadgroup``) whole modules or groups of modules
+per worker.
+
+pyproject.toml's ``pythonpath`` puts the repository root and tests/ on the path: test
+modules import the NumPy references as ``from tests.reference import ...`` and the runs
+simulated once per process and checked by several modules as ``import shared_runs``.
 
 **The suite's compilation cache.** Nearly all of the suite's time is XLA compilation, so
 the suite shares one persistent compilation cache between its xdist workers and the
@@ -81,24 +85,19 @@ import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
-# Test modules import tests/shared_runs.py (runs simulated once per process and checked
-# by several modules); tests/ is on the path under pytest's default import mode already.
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
 
 
 @pytest.fixture(autouse=True)
 def _restore_registries():
     """A test (or a docstring example, or a tutorial page) that registers an agent or an
     environment leaves both registries as it found them."""
-    from jaxmdp import envs
-    from jaxmdp.agents import protocol
+    from jaxmdp import envs, planning
+    from jaxmdp.agents import AGENTS
 
-    saved = [(table, dict(table)) for table in (protocol._REGISTRY, envs._REGISTRY)]
+    saved = [(table, table.snapshot()) for table in (AGENTS, envs._REGISTRY, planning.BALLS)]
     yield
     for table, contents in saved:
-        table.clear()
-        table.update(contents)
+        table.restore(contents)
 
 
 @pytest.fixture(autouse=True)

@@ -1,17 +1,12 @@
 """Shared helpers of the tests that compare jaxmdp's reproductions of published baselines
-with the hand-written NumPy loops of ``benchmarks/numpy_baselines25.py``."""
+with the hand-written NumPy loops of ``tests/reference/published.py``."""
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
 import jaxmdp as jm
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import numpy_baselines25 as nb  # noqa: E402
+from tests.reference import published as nb
 
 HORIZON = 2_000
 

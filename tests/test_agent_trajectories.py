@@ -10,17 +10,14 @@ kernel family seen on the project's machines
 it, from the same recording.
 """
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-sys.path.insert(0, str(DATA_DIR))
-import make_agent_trajectories as recorded  # noqa: E402
+from tests.data import make_agent_trajectories as recorded
 
-sys.path.remove(str(DATA_DIR))
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 #: Recording file -> the OpenBLAS kernels (``OPENBLAS_CORETYPE``) it was recorded under.
 RECORDINGS = {

@@ -44,8 +44,11 @@ def test_files_are_written(folder):
         table = list(csv.DictReader(f))
     assert [row["environment"] for row in table] == ["all"] * 2 + (
         ["paper-mdp"] * 2 + ["garnet-4-2-2 x3"] * 2)
+    assert {row["rewards"] for row in table} == {"known", "learned"}
     markdown = (out / "leaderboard.md").read_text()
     assert "Horizon T = 40; 2 replications per MDP; ensembles of 3 instances" in markdown
+    assert "Agents told the mean rewards" in markdown
+    assert "Agents that learn the rewards" in markdown
     assert "stratified percentile bootstrap" in markdown
 
 
@@ -78,8 +81,22 @@ def test_leaderboard_values_against_recomputations(folder):
     assert overall["instances"] == 4 and overall["runs"] == 8
     np.testing.assert_allclose(overall["normalised_iqm"], stats.trim_mean(pooled, 0.25),
                                rtol=1e-6)
-    ranked = [r["normalised_iqm"] for r in rows if r["environment"] == "all"]
-    assert ranked == sorted(ranked)
+    # Two leaderboards, each ranked within its reward setting: ucb is told the rewards,
+    # ucrl2 learns them and is normalised by the constant for learned rewards.
+    assert [(r["agent"], r["rewards"], r["rank"]) for r in rows
+            if r["environment"] == "all"] == [("ucb", "known", 1), ("ucrl2", "learned", 1)]
+    learned = np.array([float(jm.regret_lower_bound(jm.envs.make("garnet-4-2-2", seed=s),
+                                                    known_rewards=False).constant)
+                        for s in range(3)])
+    hardness = json.loads((out / "results" / "garnet-4-2-2_x3.hardness.json").read_text())
+    np.testing.assert_allclose(hardness["lower_bound_learned"], learned, rtol=1e-9)
+    final = np.asarray(data["pseudo_regret_ucrl2"][..., -1], np.float64)
+    row = next(r for r in rows if r["environment"] == "garnet-4-2-2 x3"
+               and r["agent"] == "ucrl2")
+    assert row["rewards"] == "learned"
+    np.testing.assert_allclose(
+        row["normalised_iqm"],
+        stats.trim_mean((final / (learned[:, None] * np.log(40))).ravel(), 0.25), rtol=1e-9)
 
 
 def test_resume_reuses_and_force_recomputes(folder, monkeypatch):

@@ -147,11 +147,8 @@ def test_cli_no_compile_cache_turns_it_off(tmp_path):
 
 
 def test_experiment_parser_sets_the_cache_up(monkeypatch):
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        import _common
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
+    from experiments import _common
+
     # The parser's calls, recorded in order (the real ones change this process's JAX).
     calls = []
     monkeypatch.setattr(_cache, "enable_compilation_cache", lambda: calls.append("enable"))
@@ -232,11 +229,8 @@ def test_listings_compile_no_program(args, tmp_path):
 
 
 def test_reproduce_turns_the_cache_off_for_scripts_that_measure_time():
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        import reproduce
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
+    from experiments import reproduce
+
     scripts = reproduce.discover()
     timed = {script.stem for script in scripts if reproduce.runs_alone(script)}
     assert {"timing", "scaling"} <= timed

@@ -168,7 +168,7 @@ def lowest_action(*, offset: int = 0):
 def test_a_user_agent_runs_by_name_in_simulate_run_and_bench(tmp_path, monkeypatch, capsys):
     (tmp_path / "user_agents.py").write_text(USER_AGENTS)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # sys.path is restored after the test
     mdp = jm.envs.make("paper-mdp")
     # jaxmdp run --agents module:factory registers it under the agent's own name.
     out = tmp_path / "run"

@@ -164,12 +164,21 @@ def test_patterns_are_parsed_and_seeded():
 
 
 @pytest.mark.parametrize("name", ["riverswim-x", "grid-3-room", "garnet-S-A-b",
-                                  "garnet-10-2", "random-10-4-1", "", "RiverSwim-6", 6])
+                                  "garnet-10-2", "random-10-4-1", "", "RiverSwim-7x", 6])
 def test_unknown_name_lists_the_names(name):
     with pytest.raises(ValueError, match="unknown environment name") as info:
         jm.envs.make(name)
     for known in jm.envs.names():
         assert known in str(info.value)
+
+
+def test_names_are_case_insensitive_as_in_every_registry():
+    np.testing.assert_array_equal(jm.envs.make("RiverSwim-6").P, jm.envs.make("riverswim-6").P)
+    np.testing.assert_array_equal(jm.envs.make("GARNET-6-2-3", seed=1).P,
+                                  jm.envs.make("garnet-6-2-3", seed=1).P)
+    assert "RIVERSWIM-6" in jm.envs.ENVIRONMENTS and "riverswim-6" in jm.envs.names()
+    assert jm.get_agent("UCRL2") == jm.get_agent("ucrl2")
+    assert "L1" in jm.planning.BALLS and "ucrl3" in jm.planning.BALLS
 
 
 def test_pattern_sizes_are_validated():

@@ -5,8 +5,6 @@ STATISTICALRL_LEARNERS set) a published learner driven through it."""
 
 import math
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,8 +157,7 @@ def test_published_imed_rl_runs_through_the_gym_interface():
     # The published IMED-RL (learners, MDPs_discrete/IMED_RL.py), unchanged, on
     # to_gymnasium(riverswim-6): its mean final regret against jaxmdp's reproduction
     # (index="statisticalrl"), within 4 standard errors of the difference.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    import statisticalrl
+    from benchmarks import statisticalrl
 
     get_module = statisticalrl.load_learners(os.environ["STATISTICALRL_LEARNERS"])
     IMEDRL = get_module("IMED_RL").IMEDRL

@@ -1,6 +1,7 @@
 """The regret-experiment runner (jaxmdp.runner): named settings saved beside the arrays,
 read back by name, and resuming by comparing them."""
 
+import dataclasses
 import importlib.metadata
 import json
 import math
@@ -27,7 +28,7 @@ def fake_simulate(monkeypatch):
     calls = []
 
     def simulate(mdp, agent, horizon, replications, seed, initial_counts, *,
-                 record_every, progress, devices):
+                 record_every, progress, devices, optimum):
         agent = jm.get_agent(agent)
         calls.append((agent.name, agent.config, horizon, replications, seed))
         k = horizon // record_every
@@ -80,8 +81,9 @@ def test_settings_and_arrays_round_trip(tmp_path):
     assert list(settings["agents"]) == ["ucb", "ps-learned"]
     config = jm.get_agent("ucb").config
     assert settings["agents"]["ucb"]["name"] == "ucb"
-    assert list(settings["agents"]["ucb"]["options"]) == list(config._fields)
-    for field, value in config._asdict().items():
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    assert list(settings["agents"]["ucb"]["options"]) == list(fields)
+    for field, value in fields.items():
         if value is None or isinstance(value, bool | int | float | str):
             assert settings["agents"]["ucb"]["options"][field] == value, field
     assert settings["agents"]["ps-learned"]["name"] == "ps"

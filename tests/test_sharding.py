@@ -5,8 +5,8 @@ One subprocess (``XLA_FLAGS=--xla_force_host_platform_device_count=4``; the devi
 is fixed when JAX starts) runs the specs of tests/shared_runs.py named in ``SHARDED`` on
 all 4 devices. Splitting the replication axis leaves each replication's computation as it
 is; what it can break is the code that looks across replications or pads them, so the
-specs cover each such path: UCRL2 (``cond_chunked``, 16 replications, paths recorded),
-KL-UCRL (``cond_compact``), TSDE (6 replications: 2, 2, 1 and 1 padded), and MDP-PS
+specs cover each such path: UCRL2 and KL-UCRL (``cond_chunked``, 16 replications, paths
+recorded), TSDE (6 replications: 2, 2, 1 and 1 padded), and MDP-PS
 learning Bernoulli rewards on a garnet with records of 2 rounds over two chunks (7
 replications: 2, 2, 2 and 1 padded), which also runs on an explicit list of one of the
 four devices. The one-device runs are those that agents/test_ucrl.py and
@@ -133,7 +133,7 @@ def test_blocked_replications_equal_one_batch(monkeypatch):
     results are those of one vmapped batch, bit for bit. MDP-PS on a garnet, 7
     replications, two chunks of records of 2 rounds (tests/shared_runs.py's "ps_garnet",
     whose one-batch run test_sharding.py also splits over devices)."""
-    simulate_module = importlib.import_module("jaxmdp.simulate")
+    simulate_module = importlib.import_module("jaxmdp._simulate")
     assert SHARED_RUNS["ps_garnet"][3]["replications"] == 7
     one = shared_run("ps_garnet")  # 7 replications: one batch (they fit in the cache)
     # Blocks of 3, 3 and a last block of 1.
@@ -147,7 +147,7 @@ def test_blocked_replications_equal_one_batch(monkeypatch):
 
 
 def test_replication_block_size(monkeypatch):
-    simulate_module = importlib.import_module("jaxmdp.simulate")
+    simulate_module = importlib.import_module("jaxmdp._simulate")
     carry = {"a": jnp.zeros((10, 1000), jnp.float32), "b": jnp.zeros((10, 250), jnp.int32)}
     assert simulate_module.replication_block(carry, 10, "cpu") is None  # 5 kB each
     monkeypatch.setattr(simulate_module, "CPU_BLOCK_BYTES", 3 * 5000 + 10)

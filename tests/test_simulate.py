@@ -8,7 +8,6 @@ file (MDPs with other masks reuse it: the mask is data, not configuration).
 
 import functools
 import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -16,24 +15,21 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents import Observation
-from jaxmdp.planning.estimate import estimate
-from jaxmdp.simulate import env_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import numpy_reference as ref  # noqa: E402
+from jaxmdp.agents import Observation, env_spec
+from jaxmdp.planning import estimate
+from tests.reference import mdp as ref
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
-SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
+SIMULATE_MODULE = sys.modules["jaxmdp._simulate"]  # jm.simulate is the function
 CHUNK = 250
 REPS = 64
 HORIZON = 2000
 
 # Mean pseudo-regret at t = 2000 of the NumPy/SciPy reference loop
-# (benchmarks/numpy_reference.py, an independent implementation: per-step NumPy policy
+# (tests/reference/paper.py, an independent implementation: per-step NumPy policy
 # iteration, scipy.optimize.brentq for the KL indices, numpy's Dirichlet sampler) on the
 # paper's MDP from zero counts, 256 replications, seed 2024, float64. Obtained with
-#   python benchmarks/numpy_reference.py --horizon 2000 --replications 256 --seed 2024
+#   python -m tests.reference.paper --horizon 2000 --replications 256 --seed 2024
 # which prints, per agent, the mean and its standard error; recorded here as (mean, se).
 NUMPY_REFERENCE_T2000 = {
     "ucb": (8.0950, 0.0898),
@@ -43,7 +39,7 @@ NUMPY_REFERENCE_T2000 = {
 }
 
 # The same reference on RiverSwim-6 (known rewards), seed 2024, 256 replications:
-#   python benchmarks/numpy_reference.py --mdp riverswim-6 --horizon 2000 \
+#   python -m tests.reference.paper --mdp riverswim-6 --horizon 2000 \
 #       --replications 256 --seed 2024
 NUMPY_REFERENCE_RIVERSWIM_T2000 = {
     "ucb": (370.7049, 4.2050),
@@ -53,7 +49,7 @@ NUMPY_REFERENCE_RIVERSWIM_T2000 = {
 }
 
 # Learned Bernoulli rewards on the paper's MDP, T = 500, seed 2024, 256 replications:
-#   python benchmarks/numpy_reference.py --rewards bernoulli --unknown-rewards \
+#   python -m tests.reference.paper --rewards bernoulli --unknown-rewards \
 #       --horizon 500 --replications 256 --seed 2024
 NUMPY_REFERENCE_LEARNED_T500 = {
     "ucb": (16.7976, 0.1960),

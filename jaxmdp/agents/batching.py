@@ -53,7 +53,8 @@ from jaxmdp._passes import (
 )
 
 __all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "check_cond", "cond_any",
-           "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise"]
+           "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise",
+           "resolve_cond"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
@@ -145,10 +146,12 @@ def cond_compact(pred: jax.Array, true_fn: Callable[..., Any], false_fn: Callabl
 
 
 #: The values of the ``cond`` option of the episodic agents (the UCRL family, TSDE, PSRL):
-#: how their per-replication episode starts run under ``vmap``. ``"chunked"``:
-#: :func:`cond_chunked`; ``"compact"``: :func:`cond_compact`; ``"cond_any"``:
-#: :func:`cond_any`; ``"lax"``: a plain ``lax.cond`` (the whole batch plans every round).
-CONDS = ("chunked", "compact", "cond_any", "lax")
+#: how their per-replication episode starts run under ``vmap``. ``"auto"`` (their
+#: default): chosen by the backend when the agent is built (:func:`resolve_cond`);
+#: ``"chunked"``: :func:`cond_chunked`; ``"compact"``: :func:`cond_compact`;
+#: ``"cond_any"``: :func:`cond_any`; ``"lax"``: a plain ``lax.cond`` (the whole batch plans
+#: every round).
+CONDS = ("auto", "chunked", "compact", "cond_any", "lax")
 
 
 def check_cond(cond) -> None:
@@ -157,11 +160,26 @@ def check_cond(cond) -> None:
         raise ValueError(f"cond must be one of {list(CONDS)}, got {cond!r}")
 
 
+def resolve_cond(cond: str, backend: str | None = None) -> str:
+    """``cond`` with ``"auto"`` replaced by the backend's batching: ``"chunked"`` on a CPU
+    (plan only the replications that start an episode, a few at a time: a pass costs in
+    proportion to its rows), ``"cond_any"`` on an accelerator (in a round where some start
+    one, plan the whole batch in one masked pass, each row stopping by its own rule: a
+    pass over the batch costs what one row does, and every trip of a loop costs a launch
+    and a host wait). ``backend`` defaults to ``jax.default_backend()``. An agent resolves
+    it when it is built, so its configuration (and its compiled program) names the
+    batching it runs."""
+    if cond != "auto":
+        return cond
+    return "chunked" if (backend or jax.default_backend()) == "cpu" else "cond_any"
+
+
 def episode_cond(cond: str, *, chunk: int = 1) -> Callable[..., Any]:
     """The conditional ``f(pred, true_fn, false_fn, *operands)`` named ``cond``
     (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only; default 1,
-    the episodic agents' ``EVISets.episode_chunk`` and ``psrl.EPISODE_CHUNK``: a pass
+    the episodic agents' option ``episode_chunk``: a pass
     costs in proportion to its rows, padded ones included)."""
+    cond = resolve_cond(cond)
     if cond == "chunked":
         return functools.partial(cond_chunked, chunk=chunk)
     return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]

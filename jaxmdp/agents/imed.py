@@ -75,12 +75,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxmdp.agents.options import boolean, check_options, choice, integer, option
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.rounds import check_planner_options, refresh_round
 from jaxmdp.agents.validation import validate_unit_rewards
@@ -101,8 +103,13 @@ __all__ = [
 ]
 
 
-class IMEDConfig(NamedTuple):
-    """Options of IMED-RL (static).
+#: The index rules of :func:`imed_index`.
+INDICES = ("paper", "statisticalrl", "authors")
+
+
+@dataclasses.dataclass(frozen=True)
+class IMEDConfig:
+    """Options of IMED-RL (every field enters the agent's equality and hash).
 
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
@@ -115,10 +122,13 @@ class IMEDConfig(NamedTuple):
             dtype's default).
     """
 
-    known_rewards: bool = False
-    index: str = "paper"
-    planner: Planner = incremental_planner()
-    refresh_every: int | None = None
+    known_rewards: bool = option(False, boolean())
+    index: str = option("paper", choice(*INDICES))
+    planner: Planner = dataclasses.field(default_factory=incremental_planner)
+    refresh_every: int | None = option(None, integer())
+
+    def __post_init__(self):
+        check_options(self)
 
 
 class IMEDState(NamedTuple):
@@ -183,8 +193,6 @@ def imed_model(counts, reward_sums, rewards, mask, *, known_rewards: bool):
     return p_hat, r_hat, skeleton, n
 
 
-#: The index rules of :func:`imed_index`.
-INDICES = ("paper", "statisticalrl", "authors")
 
 
 def imed_index(p_hat, r_hat, n, bias, level, known_rewards: bool, index: str = "paper"):
@@ -332,10 +340,6 @@ def imed_rl_agent(*, known_rewards: bool = False, index: str = "paper",
     Raises:
         ValueError: for an option of the wrong type, naming it.
     """
-    if not isinstance(known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
-    if index not in INDICES:
-        raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}")
     planner = check_planner_options(planner, refresh_every)
     return Agent("imed_rl", _init, _step, IMEDConfig(known_rewards, index, planner,
                                                      refresh_every),

@@ -68,6 +68,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -75,6 +76,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmdp.agents.imed import imed_model
+from jaxmdp.agents.options import boolean, check_options, integer, option, real
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.validation import validate_unit_rewards
 from jaxmdp.indices.kl import kinf_solve
@@ -86,8 +88,9 @@ __all__ = ["MEDConfig", "MEDState", "med_index", "med_rl_agent", "med_value_iter
 Y_MARGIN = 1e-2
 
 
-class MEDConfig(NamedTuple):
-    """Options of MED-RL (static).
+@dataclasses.dataclass(frozen=True)
+class MEDConfig:
+    """Options of MED-RL (every field enters the agent's equality and hash).
 
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default).
@@ -95,9 +98,12 @@ class MEDConfig(NamedTuple):
         max_steps: value iteration's cap on sweeps.
     """
 
-    known_rewards: bool = False
-    epsilon: float = 1e-3
-    max_steps: int = 3000
+    known_rewards: bool = option(False, boolean())
+    epsilon: float = option(1e-3, real(low=0.0, low_open=True))
+    max_steps: int = option(3000, integer())
+
+    def __post_init__(self):
+        check_options(self)
 
 
 class MEDState(NamedTuple):
@@ -238,12 +244,6 @@ def med_rl_agent(*, known_rewards: bool = False, epsilon: float = 1e-3,
     Raises:
         ValueError: for an option of the wrong type or value, naming it.
     """
-    if not isinstance(known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
-        raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
-    return Agent("med_rl", _init, _step, MEDConfig(known_rewards, float(epsilon), max_steps),
+    return Agent("med_rl", _init, _step, MEDConfig(known_rewards, epsilon, max_steps),
                  _validate)
 

@@ -30,7 +30,7 @@ lowest-index non-leader once ``t > 1``). The option ``force_untried=True`` appli
 untried-first rule to these two as well.
 
 **Unknown rewards** (``known_rewards=False``; the paper's "future work"). The agent
-observes rewards and keeps ``r_hat`` (:func:`jaxmdp.planning.estimate.reward_estimate`):
+observes rewards and keeps ``r_hat`` (:func:`jaxmdp.planning.reward_estimate`):
 ``(sum r + 1) / (n + 2)`` for rewards in ``[0, 1]`` (Bernoulli and deterministic laws),
 ``sum r / (n + 1)`` for Gaussian rewards of known ``sigma``. It plans with ``r_hat``, and
 each index extends to the joint law of (reward, next state), whose KL divergence is the sum
@@ -58,10 +58,11 @@ Example:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
 
 import jax.numpy as jnp
 
+from jaxmdp.agents.options import boolean, check_options, integer, option
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.rounds import (
     EstimateState,
@@ -80,8 +81,7 @@ from jaxmdp.agents.rules import (
     ucb_select_action,
 )
 from jaxmdp.agents.validation import validate_learned_rewards
-from jaxmdp.planning import Planner, incremental_planner
-from jaxmdp.planning.estimate import reward_estimate
+from jaxmdp.planning import Planner, incremental_planner, reward_estimate
 
 __all__ = [
     "PaperConfig",
@@ -96,8 +96,9 @@ __all__ = [
 PAPER_AGENTS = ("ucb", "dmed", "olp", "ps")
 
 
-class PaperConfig(NamedTuple):
-    """Options of the paper's agents (all static).
+@dataclasses.dataclass(frozen=True)
+class PaperConfig:
+    """Options of the paper's agents (every field enters the agent's equality and hash).
 
     Attributes:
         known_rewards: the agent is told the mean rewards (the paper's setting, default)
@@ -110,17 +111,16 @@ class PaperConfig(NamedTuple):
             dtype's default).
     """
 
-    known_rewards: bool = True
-    force_untried: bool = False
-    planner: Planner = incremental_planner()
-    refresh_every: int | None = None
+    known_rewards: bool = option(True, boolean())
+    force_untried: bool = option(False, boolean())
+    planner: Planner = dataclasses.field(default_factory=incremental_planner)
+    refresh_every: int | None = option(None, integer(), kind="structure")
+
+    def __post_init__(self):
+        check_options(self)
 
 
 def _check_config(name: str, config: PaperConfig) -> None:
-    if not isinstance(config.known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {config.known_rewards!r}")
-    if not isinstance(config.force_untried, bool):
-        raise ValueError(f"force_untried must be a bool, got {config.force_untried!r}")
     if config.force_untried and name not in ("dmed", "ps"):
         raise ValueError(f"force_untried applies to 'dmed' and 'ps' ({name!r} always plays "
                          f"untried actions first), got force_untried=True for {name!r}")
@@ -184,6 +184,8 @@ def paper_agent(name: str, *, known_rewards: bool = True, force_untried: bool = 
     Raises:
         ValueError: for an option of the wrong type or value.
     """
+    if name not in PAPER_AGENTS:
+        raise ValueError(f"name must be one of {list(PAPER_AGENTS)}, got {name!r}")
     planner = check_planner_options(planner, refresh_every)
     config = PaperConfig(known_rewards, force_untried, planner, refresh_every)
     _check_config(name, config)

@@ -47,6 +47,9 @@ from typing import Any, NamedTuple
 
 import jax
 
+from jaxmdp._registry import Registry
+from jaxmdp.agents.options import Option, declared_options
+
 __all__ = [
     "Agent",
     "EnvSpec",
@@ -54,6 +57,7 @@ __all__ = [
     "agent_factory",
     "agent_names",
     "agent_options",
+    "env_spec",
     "get_agent",
     "register_agent",
 ]
@@ -97,6 +101,12 @@ class Observation(NamedTuple):
         state: the current state ``x``, int32 scalar.
         counts: transition counts ``N[x, a, y]`` so far, int32 ``[S, A, S]``.
         reward_sums: sums of the observed rewards of each pair ``(x, a)``, ``[S, A]``.
+        previous_state: the state of the previous round of this run, int32 scalar
+            (``-1`` at ``step == 0``: none).
+        previous_action: the action of the previous round, int32 scalar (``-1`` at
+            ``step == 0``).
+        reward: the reward observed at the previous round, as drawn (0 at
+            ``step == 0``), scalar of the rewards' dtype.
     """
 
     t: jax.Array
@@ -104,6 +114,24 @@ class Observation(NamedTuple):
     state: jax.Array
     counts: jax.Array
     reward_sums: jax.Array
+    previous_state: jax.Array | int = -1
+    previous_action: jax.Array | int = -1
+    reward: jax.Array | float = 0.0
+
+
+def env_spec(mdp, initial_round: int = 1) -> EnvSpec:
+    """The :class:`EnvSpec` an agent is given for the :class:`~jaxmdp.MDP` ``mdp``, whose
+    first played round is ``initial_round`` (1 plus the number of initial transitions),
+    as :func:`jaxmdp.simulate` builds it.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> jm.agents.env_spec(jm.envs.make("riverswim-6")).num_states
+        6
+    """
+    return EnvSpec(num_states=mdp.num_states, num_actions=mdp.num_actions, mask=mdp.mask,
+                   rewards=mdp.R, reward_law=mdp.reward_law, reward_sigma=mdp.reward_sigma,
+                   initial_round=initial_round)
 
 
 InitFn = Callable[[jax.Array, EnvSpec, Any], Any]
@@ -151,10 +179,11 @@ class Agent:
             self.validate(spec, self.config)
 
 
-# The one registry of named agents: name -> factory(**options) -> Agent. jaxmdp's own
-# agents are registered in one place, jaxmdp/agents/__init__.py; users add theirs with
-# register_agent.
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
+#: The one registry of named agents: name -> ``factory(**options) -> Agent``, names
+#: case-insensitive (a :class:`~jaxmdp.Registry`, read live). jaxmdp's own agents are
+#: registered in one place, :mod:`jaxmdp.agents`; users add theirs with
+#: :func:`register_agent`.
+AGENTS: Registry[Callable[..., Agent]] = Registry("agent")
 
 
 def register_agent(name: str, factory: Callable[..., Agent], *, replace: bool = False) -> None:
@@ -167,7 +196,7 @@ def register_agent(name: str, factory: Callable[..., Agent], *, replace: bool = 
     default options.
 
     Args:
-        name: the agent's name, case-insensitive (stored in lower case).
+        name: the agent's name (case-insensitive: ``"UCRL2"`` is ``"ucrl2"``).
         factory: ``factory(**options) -> Agent``.
         replace: allow replacing a name already registered (default False).
 
@@ -192,32 +221,53 @@ def register_agent(name: str, factory: Callable[..., Agent], *, replace: bool = 
         ...
         ValueError: agent 'uniform' is already registered; pass replace=True to replace it
     """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
     if not callable(factory):
         raise ValueError(f"factory must be callable, got {factory!r}")
-    if name.lower() in _REGISTRY and not replace:
-        raise ValueError(f"agent {name.lower()!r} is already registered; pass replace=True "
-                         f"to replace it")
-    _REGISTRY[name.lower()] = factory
+    AGENTS.register(name, factory, replace=replace)
 
 
 def agent_factory(name: str) -> Callable[..., Agent] | None:
     """The factory registered as ``name`` (case-insensitive), or ``None``."""
-    return _REGISTRY.get(name.lower())
+    return AGENTS.get(name)
 
 
-def agent_options(name: str) -> list[str]:
-    """The keyword options of the agent registered as ``name`` (its factory's keyword
-    parameters), e.g. for ``get_agent(name, **options)``."""
-    parameters = inspect.signature(_REGISTRY[name.lower()]).parameters.values()
-    return [p.name for p in parameters
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+def agent_options(name: str) -> dict[str, Option]:
+    """The options of the agent registered as ``name``: its factory's keyword parameters,
+    in order, each an :class:`~jaxmdp.agents.options.Option` with its default and its
+    kind, ``"number"`` (a real parameter: traced, so :func:`jaxmdp.sweep` can batch it)
+    or ``"structure"`` (part of the program). Iterating the result gives the names.
+
+    Raises:
+        ValueError: for an unknown name.
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> options = jm.agent_options("ucrl2b")
+        >>> [name for name, o in options.items() if o.kind == "number"]
+        ['c_sqrt', 'c_lin', 'delta_split', 'delta']
+    """
+    factory = AGENTS.lookup(name)
+    parameters = [p for p in inspect.signature(factory).parameters.values()
+                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    declared = _declared(factory().config)
+    return {p.name: declared[p.name]._replace(default=p.default) if p.name in declared
+            else Option(p.name, p.default, "structure", None) for p in parameters}
+
+
+def _declared(config) -> dict[str, Option]:
+    """The declared options of a configuration and of the configurations in its fields,
+    by name."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        return {}
+    found = {opt.name: opt for opt in declared_options(type(config))}
+    for field in dataclasses.fields(config):
+        found.update(_declared(getattr(config, field.name)))
+    return found
 
 
 def agent_names() -> list[str]:
     """The names :func:`get_agent` knows, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(AGENTS)
 
 
 def get_agent(agent: str | Agent, **options) -> Agent:
@@ -251,12 +301,12 @@ def get_agent(agent: str | Agent, **options) -> Agent:
             raise ValueError(f"options can only configure a named agent, got options "
                              f"{sorted(options)} with the Agent object {agent.name!r}")
         return agent
-    if isinstance(agent, str) and agent.lower() in _REGISTRY:
-        factory = _REGISTRY[agent.lower()]
+    if agent in AGENTS:
+        factory = AGENTS[agent]
         try:
             inspect.signature(factory).bind(**options)
         except TypeError:
-            raise ValueError(f"agent {agent!r} takes the options {agent_options(agent)}, got "
+            raise ValueError(f"agent {agent!r} takes the options {list(agent_options(agent))}, got "
                              f"options {sorted(options)}") from None
         return factory(**options)
     raise ValueError(f"agent must be an Agent or one of {agent_names()}, got {agent!r}")

@@ -42,7 +42,9 @@ of the UCRL family (:data:`jaxmdp.agents.batching.CONDS`); ``batching`` is anoth
 spelling of it (``batching="any"`` is ``cond="cond_any"``, ``batching="cond"`` is
 ``cond="lax"``):
 
-* ``"chunked"`` (default): :func:`jaxmdp.agents.batching.cond_chunked`, a
+* ``"auto"`` (default): ``"chunked"`` on a CPU, ``"cond_any"`` on an accelerator,
+  chosen when the agent is built (:func:`jaxmdp.agents.batching.resolve_cond`).
+* ``"chunked"``: :func:`jaxmdp.agents.batching.cond_chunked`, a
   ``custom_vmap`` rule that plans only the replications starting an episode, one at a
   time (``m`` passes of one compiled copy of the planner for ``m`` of them: a pass costs
   in proportion to its rows, padded ones included, and at 100 replications a round holds
@@ -70,18 +72,22 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents.batching import check_cond, episode_cond
+from jaxmdp.agents.batching import CONDS, episode_cond, resolve_cond
+from jaxmdp.agents.episodes import doubling, tsde_ends
+from jaxmdp.agents.options import boolean, check_options, choice, integer, option
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.validation import validate_unit_rewards
-from jaxmdp.planning.policy_iteration import policy_iteration, warm_start_policy
+from jaxmdp.planning import policy_iteration, warm_start_policy
 from jaxmdp.random import beta_shapes, gamma, gamma_and_beta
 
 __all__ = [
+    "BATCHINGS",
     "PSRLConfig",
     "PSRLState",
     "TSDEConfig",
@@ -92,40 +98,40 @@ __all__ = [
     "tsde_agent",
 ]
 
-#: Replications whose episode starts sample and plan together under ``cond="chunked"``
-#: (the ``chunk`` of :func:`~jaxmdp.agents.batching.cond_chunked`; module docstring).
-EPISODE_CHUNK = 1
-
 #: The ``batching`` spelling of each ``cond`` value (see the module docstring).
 BATCHINGS = {"chunked": "chunked", "compact": "compact", "any": "cond_any", "cond": "lax"}
 
 
-class _SamplingConfig(NamedTuple):
-    """Options of TSDE and PSRL (all static).
+@dataclasses.dataclass(frozen=True)
+class _SamplingConfig:
+    """Options of TSDE and PSRL (every field enters the agent's equality and hash).
 
     Attributes:
         known_rewards: plan with the environment's mean rewards, or learn them (default;
             rewards in ``[0, 1]``, Beta posterior).
-        cond: ``"chunked"`` (default), ``"compact"``, ``"cond_any"`` or ``"lax"`` (module
-            docstring).
+        cond: ``"auto"`` (default: the backend's), ``"chunked"``, ``"compact"``,
+            ``"cond_any"`` or ``"lax"`` (module docstring).
+        episode_chunk: the replications whose episode starts sample and plan together in
+            one pass under ``cond="chunked"`` (default 1; module docstring).
     """
 
-    known_rewards: bool = False
-    cond: str = "chunked"
+    known_rewards: bool = option(False, boolean())
+    cond: str = option("auto", choice(*CONDS))
+    episode_chunk: int = option(1, integer())
+
+    def __post_init__(self):
+        check_options(self)
+        object.__setattr__(self, "cond", resolve_cond(self.cond))
 
 
+@dataclasses.dataclass(frozen=True)
 class TSDEConfig(_SamplingConfig):
-    """Options of TSDE (all static): ``known_rewards``, plan with the environment's mean
-    rewards or learn them (default False: rewards in ``[0, 1]``, Beta posterior), and
-    ``cond``, ``"chunked"`` (default), ``"compact"``, ``"cond_any"`` or ``"lax"``."""
-
-    __slots__ = ()
+    """Options of TSDE: ``known_rewards``, ``cond`` and ``episode_chunk`` (:func:`tsde_agent`)."""
 
 
+@dataclasses.dataclass(frozen=True)
 class PSRLConfig(_SamplingConfig):
-    """Options of PSRL (all static), the same fields as :class:`TSDEConfig`."""
-
-    __slots__ = ()
+    """Options of PSRL, the fields of :class:`TSDEConfig`."""
 
 
 class TSDEState(NamedTuple):
@@ -202,9 +208,8 @@ def episode_ends(t, visits, state: TSDEState) -> jax.Array:
     Returns:
         bool scalar: round ``t`` starts a new episode.
     """
-    too_long = t > state.episode_start + state.previous_length
-    doubled = jnp.any(visits > 2 * state.start_visits)
-    return too_long | doubled
+    return tsde_ends(t, visits, state.episode_start, state.previous_length,
+                     state.start_visits)
 
 
 def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDEConfig):
@@ -228,38 +233,37 @@ def _step(key, state: TSDEState, obs: Observation, spec: EnvSpec, config: TSDECo
 
     operands = (key, state, obs.counts, obs.reward_sums, visits, t,
                 jnp.asarray(spec.rewards), jnp.asarray(spec.mask, bool))
-    state = episode_cond(config.cond, chunk=EPISODE_CHUNK)(new, start, keep, *operands)
+    state = episode_cond(config.cond, chunk=config.episode_chunk)(new, start, keep, *operands)
     return state.policy[obs.state], state
 
 
-def _sampling_config(config_type, known_rewards, cond: str, batching: str | None):
+def _sampling_config(config_type, known_rewards, cond: str, batching: str | None,
+                     episode_chunk):
     """The validated config; ``batching`` (if given) is the other spelling of ``cond``."""
-    if not isinstance(known_rewards, bool):
-        raise ValueError(f"known_rewards must be a bool, got {known_rewards!r}")
     if batching is not None:
-        if batching not in BATCHINGS:
-            raise ValueError(f"batching must be one of {list(BATCHINGS)}, got {batching!r}")
-        if cond not in ("chunked", BATCHINGS[batching]):
+        choice(*BATCHINGS)("batching", batching)
+        if cond not in ("auto", BATCHINGS[batching]):
             raise ValueError(f"cond and batching name the same option, got cond={cond!r} "
                              f"and batching={batching!r}")
         cond = BATCHINGS[batching]
-    check_cond(cond)
-    return config_type(known_rewards, cond)
+    return config_type(known_rewards, cond, episode_chunk)
 
 
-def tsde_agent(*, known_rewards: bool = False, cond: str = "chunked",
-               batching: str | None = None) -> Agent:
+def tsde_agent(*, known_rewards: bool = False, cond: str = "auto",
+               batching: str | None = None, episode_chunk: int = 1) -> Agent:
     """TSDE (Ouyang et al. 2017), configured.
 
     Args:
         known_rewards: plan with the environment's mean rewards; default False (learned
             rewards in ``[0, 1]`` with a Beta posterior; ``validate`` rejects means
             outside ``[0, 1]``).
-        cond: episode-start conditional under vmap: ``"chunked"`` (default),
-            ``"compact"``, ``"cond_any"`` or ``"lax"`` (module docstring); the trajectories
+        cond: episode-start conditional under vmap: ``"auto"`` (default: ``"chunked"``
+            on a CPU, ``"cond_any"`` on an accelerator), ``"chunked"``, ``"compact"``,
+            ``"cond_any"`` or ``"lax"`` (module docstring); the trajectories
             are the same.
         batching: the same option in its other spelling: ``"chunked"``, ``"compact"``,
             ``"any"`` (``cond="cond_any"``) or ``"cond"`` (``cond="lax"``).
+        episode_chunk: replications planned per pass under ``cond="chunked"`` (default 1).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"tsde"``.
@@ -267,7 +271,7 @@ def tsde_agent(*, known_rewards: bool = False, cond: str = "chunked",
     Raises:
         ValueError: for an option of the wrong type or value, naming it.
     """
-    config = _sampling_config(TSDEConfig, known_rewards, cond, batching)
+    config = _sampling_config(TSDEConfig, known_rewards, cond, batching, episode_chunk)
     return Agent("tsde", _init, _step, config, validate_unit_rewards)
 
 
@@ -303,8 +307,7 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
                config: PSRLConfig):
     x = obs.state
     action = state.policy[x]
-    new = (obs.step == 0) | (
-        state.nu[x, action] >= jnp.maximum(1, state.episode_visits[x, action]))
+    new = (obs.step == 0) | doubling(state.nu, state.episode_visits, x, action)
 
     def start(key, state, counts, reward_sums, rewards, mask):
         P, R = sample_mdp(key, counts, reward_sums, rewards,
@@ -321,13 +324,13 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
 
     operands = (key, state, obs.counts, obs.reward_sums, jnp.asarray(spec.rewards),
                 jnp.asarray(spec.mask, bool))
-    state = episode_cond(config.cond, chunk=EPISODE_CHUNK)(new, start, keep, *operands)
+    state = episode_cond(config.cond, chunk=config.episode_chunk)(new, start, keep, *operands)
     action = state.policy[x]
     return action, state._replace(nu=state.nu.at[x, action].add(1))
 
 
-def psrl_agent(*, known_rewards: bool = False, cond: str = "chunked",
-               batching: str | None = None) -> Agent:
+def psrl_agent(*, known_rewards: bool = False, cond: str = "auto",
+               batching: str | None = None, episode_chunk: int = 1) -> Agent:
     """PSRL as in the StatisticalRL ``learners`` code (``PSRL.py``), planned exactly.
 
     The posterior is TSDE's (:func:`sample_mdp`: ``Dirichlet(1 + N(s, a, .))`` per
@@ -346,6 +349,7 @@ def psrl_agent(*, known_rewards: bool = False, cond: str = "chunked",
             rewards in ``[0, 1]`` with a Beta posterior).
         cond: episode-start conditional under vmap (module docstring).
         batching: the same option in its other spelling (:func:`tsde_agent`).
+        episode_chunk: replications planned per pass under ``cond="chunked"`` (default 1).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"psrl"``.
@@ -358,5 +362,5 @@ def psrl_agent(*, known_rewards: bool = False, cond: str = "chunked",
         >>> jm.get_agent("psrl", batching="any").config.cond
         'cond_any'
     """
-    config = _sampling_config(PSRLConfig, known_rewards, cond, batching)
+    config = _sampling_config(PSRLConfig, known_rewards, cond, batching, episode_chunk)
     return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards)

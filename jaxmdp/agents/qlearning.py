@@ -72,6 +72,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from typing import NamedTuple
@@ -79,23 +80,29 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxmdp.agents.options import check_options, option, real
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 
 __all__ = ["QConfig", "QState", "optimistic_q_agent", "q_update", "theory_horizon"]
 
 
-class QConfig(NamedTuple):
-    """Options of optimistic Q-learning (static).
+@dataclasses.dataclass(frozen=True)
+class QConfig:
+    """Options of optimistic Q-learning (every field enters the agent's equality and hash).
 
     Attributes:
-        gamma: discount factor; ``H = gamma / (1 - gamma)`` when ``horizon_h`` is None.
-        c: bonus scale, ``b = c sqrt(H / n)``.
-        horizon_h: ``H`` itself (then ``gamma = 1 - 1/H``), or None.
+        gamma: discount factor in ``(0, 1)``; ``H = gamma / (1 - gamma)`` when
+            ``horizon_h`` is None.
+        c: bonus scale ``>= 0``, ``b = c sqrt(H / n)``.
+        horizon_h: ``H >= 1`` itself (then ``gamma = 1 - 1/H``), or None.
     """
 
-    gamma: float = 0.99
-    c: float = 1.0
-    horizon_h: float | None = None
+    gamma: float = option(0.99, real(low=0.0, high=1.0, low_open=True, high_open=True))
+    c: float = option(1.0, real(low=0.0))
+    horizon_h: float | None = option(None, real(low=1.0, optional=True))
+
+    def __post_init__(self):
+        check_options(self)
 
 
 class QState(NamedTuple):
@@ -106,26 +113,21 @@ class QState(NamedTuple):
         q_hat: ``Q_hat[s, a]``, the running minimum of ``Q``, ``[S, A]``.
         v_hat: ``V_hat[s]``, ``[S]``.
         visits: the agent's own update counts ``n[s, a]``, int32 ``[S, A]``.
-        prev_state: the state of the previous round, int32 (``-1`` before the first).
-        prev_action: the action of the previous round, int32.
-        prev_sum: the reward sum of the previous pair before its last reward.
     """
 
     q: jax.Array
     q_hat: jax.Array
     v_hat: jax.Array
     visits: jax.Array
-    prev_state: jax.Array
-    prev_action: jax.Array
-    prev_sum: jax.Array
 
 
-def horizon_and_gamma(config: QConfig) -> tuple[float, float]:
+def horizon_and_gamma(config: QConfig) -> tuple:
     """``(H, gamma)`` of a configuration: ``(gamma / (1 - gamma), gamma)`` (authors'
-    ``agent.py`` line 67) or ``(horizon_h, 1 - 1 / horizon_h)`` (the paper)."""
+    ``agent.py`` line 67) or ``(horizon_h, 1 - 1 / horizon_h)`` (the paper); Python floats
+    or, for a swept option, traced scalars."""
     if config.horizon_h is None:
         return config.gamma / (1.0 - config.gamma), config.gamma
-    return float(config.horizon_h), 1.0 - 1.0 / float(config.horizon_h)
+    return config.horizon_h, 1.0 - 1.0 / config.horizon_h
 
 
 def theory_horizon(num_states: int, num_actions: int, horizon: int, span: float,
@@ -180,13 +182,12 @@ def q_update(state: QState, s, a, reward, next_state, horizon_h, gamma, c) -> QS
         c: bonus scale (Python float).
 
     Returns:
-        The :class:`QState` after the update (``prev_*`` fields unchanged).
+        The :class:`QState` after the update.
 
     Example:
         >>> import jax.numpy as jnp
         >>> st = QState(jnp.full((2, 2), 99.0), jnp.full((2, 2), 99.0), jnp.full(2, 99.0),
-        ...             jnp.zeros((2, 2), jnp.int32), jnp.int32(-1), jnp.int32(0),
-        ...             jnp.float32(0))
+        ...             jnp.zeros((2, 2), jnp.int32))
         >>> new = q_update(st, 0, 1, 1.0, 1, 99.0, 0.99, 1.0)
         >>> round(float(new.q[0, 1]), 4)  # alpha = 1: r + gamma * 99 + sqrt(99)
         108.9599
@@ -211,25 +212,22 @@ def _init(key, spec: EnvSpec, config: QConfig) -> QState:
     h, _ = horizon_and_gamma(config)
     S, A = spec.num_states, spec.num_actions
     return QState(jnp.full((S, A), h, dtype), jnp.full((S, A), h, dtype),
-                  jnp.full((S,), h, dtype), jnp.zeros((S, A), jnp.int32),
-                  jnp.int32(-1), jnp.int32(0), jnp.zeros((), dtype))
+                  jnp.full((S,), h, dtype), jnp.zeros((S, A), jnp.int32))
 
 
 def _step(key, state: QState, obs: Observation, spec: EnvSpec, config: QConfig):
     del key
     h, gamma = horizon_and_gamma(config)
     x = obs.state
-    ps = jnp.maximum(state.prev_state, 0)
-    pa = state.prev_action
-    reward = obs.reward_sums[ps, pa].astype(state.q.dtype) - state.prev_sum
+    # The update of the previous round's pair with its reward (none at the first round).
+    seen = obs.previous_state >= 0
+    ps, pa = jnp.maximum(obs.previous_state, 0), jnp.maximum(obs.previous_action, 0)
+    reward = jnp.asarray(obs.reward).astype(state.q.dtype)
     updated = q_update(state, ps, pa, reward, x, h, gamma, config.c)
-    state = jax.tree.map(lambda new, old: jnp.where(state.prev_state >= 0, new, old),
-                         updated, state)
+    state = jax.tree.map(lambda new, old: jnp.where(seen, new, old), updated, state)
     mask = jnp.asarray(spec.mask, bool)[x]
     action = jnp.argmax(jnp.where(mask, state.q_hat[x], -jnp.inf)).astype(jnp.int32)
-    prev_sum = obs.reward_sums[x, action].astype(state.q.dtype)
-    return action, state._replace(prev_state=x.astype(jnp.int32), prev_action=action,
-                                  prev_sum=prev_sum)
+    return action, state
 
 
 def optimistic_q_agent(*, gamma: float = 0.99, c: float = 1.0,
@@ -248,14 +246,5 @@ def optimistic_q_agent(*, gamma: float = 0.99, c: float = 1.0,
     Raises:
         ValueError: for an option outside its range or of the wrong type, naming it.
     """
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma < 1:
-        raise ValueError(f"gamma must be a number in (0, 1), got {gamma!r}")
-    if isinstance(c, bool) or not isinstance(c, numbers.Real) or not c >= 0:
-        raise ValueError(f"c must be a number >= 0, got {c!r}")
-    if horizon_h is not None and (isinstance(horizon_h, bool)
-                                  or not isinstance(horizon_h, numbers.Real)
-                                  or not horizon_h >= 1):
-        raise ValueError(f"horizon_h must be None or a number >= 1, got {horizon_h!r}")
-    config = QConfig(float(gamma), float(c),
-                     None if horizon_h is None else float(horizon_h))
+    config = QConfig(gamma, c, horizon_h)
     return Agent("optimistic_q", _init, _step, config)

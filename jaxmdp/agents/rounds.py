@@ -4,7 +4,7 @@ An agent keeps an :class:`EstimateState` (:func:`init_estimate`, then each round
 :func:`observe`, :func:`solve_estimate` and :func:`played`): between two rounds the counts
 change in one row, ``N[x, a, :]`` of the pair just played, so only that row of ``p_hat``
 and ``n`` is updated (the same arithmetic as
-:func:`jaxmdp.planning.estimate.transition_estimate`, so the values are bitwise those of a
+:func:`jaxmdp.planning.transition_estimate`, so the values are bitwise those of a
 rebuild), the solve is warm-started by the agent's :class:`~jaxmdp.planning.Planner`, and
 every ``refresh_every`` rounds (and at round 0) the estimate is rebuilt from the counts and
 the planner refreshed, which bounds round-off and makes the first call correct whatever
@@ -15,13 +15,13 @@ first call is at ``step == 0``; an agent driven otherwise should use ``refresh_e
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxmdp.agents.options import integer
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import (
     Estimate,
@@ -29,9 +29,10 @@ from jaxmdp.planning import (
     Planner,
     Status,
     exact_planner,
+    good_actions_from_visits,
     incremental_planner,
+    transition_estimate,
 )
-from jaxmdp.planning.estimate import good_actions_from_visits, transition_estimate
 from jaxmdp.planning.incremental import default_refresh_every
 
 __all__ = [
@@ -69,8 +70,9 @@ class EstimateState(NamedTuple):
     unconverged: jax.Array
 
 
-#: The planners an agent's ``planner`` option accepts by name.
-PLANNERS = {"incremental": incremental_planner(), "full": exact_planner()}
+#: The planners an agent's ``planner`` option accepts by name: name -> the factory that
+#: builds it (with its defaults; the incremental planner's batching is the backend's).
+PLANNERS = {"incremental": incremental_planner, "full": exact_planner}
 
 
 def check_planner_options(planner: Planner | str, refresh_every: int | None) -> Planner:
@@ -86,14 +88,13 @@ def check_planner_options(planner: Planner | str, refresh_every: int | None) -> 
     Raises:
         ValueError: naming the option and the value.
     """
-    if isinstance(planner, str):
-        planner = PLANNERS.get(planner, planner)
+    if isinstance(planner, str) and planner in PLANNERS:
+        planner = PLANNERS[planner]()
     if not isinstance(planner, Planner):
         raise ValueError(f"planner must be a jaxmdp.planning.Planner, 'incremental' or "
                          f"'full', got {planner!r}")
-    r = refresh_every
-    if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r <= 0):
-        raise ValueError(f"refresh_every must be a positive integer, got {r!r}")
+    if refresh_every is not None:
+        integer()("refresh_every", refresh_every)
     return planner
 
 

@@ -8,3 +8,7 @@ hardness measures (gain, bias span, diameter, mixing time, gaps, lower-bound con
 ``jaxmdp.analysis.statistics`` confidence intervals and comparisons of regret
 (NumPy/SciPy, outside ``jit``).
 """
+
+from jaxmdp.analysis import hardness, lower_bound, sensitivity, statistics
+
+__all__ = ["hardness", "lower_bound", "sensitivity", "statistics"]

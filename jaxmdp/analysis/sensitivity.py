@@ -48,8 +48,7 @@ from jaxmdp.agents import Agent, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
 from jaxmdp.indices.rules import dmed_divergence, olp_index, ucb_index
 from jaxmdp.mdp import MDP
-from jaxmdp.planning import solve_average_reward
-from jaxmdp.planning.estimate import estimate
+from jaxmdp.planning import estimate, solve_average_reward
 
 __all__ = ["INDEX_AGENTS", "GainSensitivity", "IndexSensitivity", "LowerBoundSensitivity",
            "gain_sensitivity", "index_sensitivity", "lower_bound_sensitivity"]

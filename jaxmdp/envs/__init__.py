@@ -87,6 +87,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmdp._registry import Registry
+from jaxmdp.envs._garnet import garnet, random_mdp
 from jaxmdp.envs.chains import (
     paper_mdp,
     rigged_counts,
@@ -96,7 +98,6 @@ from jaxmdp.envs.chains import (
     sixarms,
 )
 from jaxmdp.envs.deepsea import deep_sea
-from jaxmdp.envs.garnet import garnet, random_mdp
 from jaxmdp.envs.grids import frozen_lake, grid_2_room, grid_4_room, grid_world, open_grid
 from jaxmdp.envs.gym_adapters import from_gymnasium, to_gymnasium
 from jaxmdp.envs.papers import (
@@ -157,7 +158,7 @@ class _Entry(NamedTuple):
 
 # The one registry: name -> entry, in registration order (make tries the families in that
 # order, after the fixed names). Filled below, in one place, and by register_env.
-_REGISTRY: dict[str, _Entry] = {}
+_REGISTRY: Registry[_Entry] = Registry("environment")
 
 #: The values of :func:`register_env`'s ``seed``.
 SEEDS = (None, "key", "int")
@@ -169,7 +170,7 @@ def _family_pattern(name: str) -> re.Pattern | None:
     if not any(len(part) == 1 and part.isalpha() for part in parts):
         return None
     return re.compile("-".join(r"(\d+)" if len(part) == 1 and part.isalpha()
-                               else re.escape(part) for part in parts))
+                               else re.escape(part) for part in parts), re.IGNORECASE)
 
 
 def register_env(name: str, factory: Callable[..., MDP], *, description: str,
@@ -186,7 +187,8 @@ def register_env(name: str, factory: Callable[..., MDP], *, description: str,
     those registered after it.
 
     Args:
-        name: the name, e.g. ``"my-chain"`` or ``"my-chain-N"``.
+        name: the name, e.g. ``"my-chain"`` or ``"my-chain-N"`` (names are
+            case-insensitive, as every registry's: :class:`jaxmdp.Registry`).
         factory: returns the :class:`~jaxmdp.MDP` (keyword ``dtype``, default float).
         description: one line: sizes, what it is, its source (``"S=6, A=2: ..."``);
             listed by :data:`ENVIRONMENTS` and ``jaxmdp envs``.
@@ -236,42 +238,20 @@ def register_env(name: str, factory: Callable[..., MDP], *, description: str,
     if pattern is not None and not (isinstance(example, str) and pattern.fullmatch(example)):
         raise ValueError(f"example must be an instance of the family {name!r} (its "
                          f"one-letter parts replaced by integers), got {example!r}")
-    _REGISTRY[name] = _Entry(description, factory, seed, pattern, example)
-
-
-class _View(Mapping):
-    """A read-only, live view of the registry: name -> ``value(entry)`` for the entries
-    ``keep(entry)`` keeps."""
-
-    def __init__(self, value, keep=lambda entry: True):
-        self._value, self._keep = value, keep
-
-    def _items(self):
-        return {name: self._value(e) for name, e in _REGISTRY.items() if self._keep(e)}
-
-    def __getitem__(self, name):
-        return self._items()[name]
-
-    def __iter__(self):
-        return iter(self._items())
-
-    def __len__(self):
-        return len(self._items())
-
-    def __repr__(self):
-        return repr(self._items())
+    _REGISTRY.register(name, _Entry(description, factory, seed, pattern, example),
+                       replace=replace)
 
 
 #: Every name :func:`make` accepts, with a one-line description (S, A, source): a
 #: read-only view of the registry. The names in :data:`PATTERNS` stand for families:
 #: replace their one-letter parts by integers (``garnet-100-4-10``, ``riverswim-40``,
 #: ``grid-5-8``).
-ENVIRONMENTS: Mapping[str, str] = _View(lambda entry: entry.description)
+ENVIRONMENTS: Mapping[str, str] = _REGISTRY.view(lambda entry: entry.description)
 
 #: The names of :data:`ENVIRONMENTS` that stand for a family of instances, each mapped to
 #: a representative instance (the one listings show; seed 0 where a seed is needed).
-PATTERNS: Mapping[str, str] = _View(lambda entry: entry.example,
-                                    lambda entry: entry.pattern is not None)
+PATTERNS: Mapping[str, str] = _REGISTRY.view(lambda entry: entry.example,
+                                             lambda entry: entry.pattern is not None)
 
 # jaxmdp's environments, in the order they are listed.
 for _name, _factory, _description, _example, _seed in (

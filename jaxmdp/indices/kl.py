@@ -47,6 +47,23 @@ the iterations: :math:`\partial C/\partial\delta = c`, :math:`\partial C/\partia
 finite ratio :math:`(u^* + w_x)/c` (resp. :math:`1 + \lambda(\rho - v_x)`) also where
 :math:`p_x = 0`. Only differences of the ``p`` components are meaningful (``p`` lives on
 the simplex).
+
+**The path follows the platform**, read when a program is traced (the default device's
+platform if one is set, as by ``jax.default_device``, else ``jax.default_backend()``). On a
+CPU, a batch of problems of 4,096 states or more is solved one problem after another
+(``lax.map``, each problem's arrays staying in cache across its iterations) and smaller
+batches are vectorised, each root found by a data-dependent loop. On an accelerator (GPU,
+TPU) the whole batch is vectorised at every size, and the root finder's first six steps
+run as a loop of fixed trip count, with steps that fit an exponential ``a + b e^{k s}`` to
+the residual (exact where it behaves so: ``ln m`` at both ends, ``ln h`` at small levels,
+and between the two scales of a value far above the rest), followed by one check and the
+data-dependent loop only while some problem still runs: on a GPU each trip of a
+data-dependent loop copies its predicate to the host and waits. ``kl_ucb``'s residual
+there also reports its rounding error, so that a level below what ``h`` resolves ends
+the iteration. Both paths give the same values within 1e-12 relative in float64, or
+within a few roundings of the scale of ``v`` where neither resolves more (float32, or a
+level below what float64 resolves); the accelerator's passes over the data are at most 8
+on the tests' random and hard problems of 10^4 and 10^5 states.
 """
 
 from __future__ import annotations
@@ -90,6 +107,15 @@ class KLSolution(NamedTuple):
 
 # ---------------------------------------------------------------------------------------
 # Shared pieces.
+
+
+# The accelerator layout's estimate of the rounding error of kl_ucb's residual, in ulps of
+# the sums it cancels (_kl_ucb_root).
+_NOISE_ULPS = 4.0
+# Residuals within their rounding error below this stop the accelerator layout's kl_ucb
+# root, whose polish then takes a step of up to _NOISE_REACH (in s = ln u).
+_NOISE_STOP = 0.1
+_NOISE_REACH = 0.25
 
 
 def _s_min(dtype) -> float:
@@ -295,14 +321,24 @@ def _kl_ucb_bracket(st: _Stats, delta: Array, dtype) -> tuple[Array, Array, Arra
     return s0, s_lo, s_hi
 
 
-def _kl_ucb_root(p: Array, st: _Stats, delta: Array, active: Array):
+def _kl_ucb_root(p: Array, st: _Stats, delta: Array, active: Array, fixed: int = 0):
     """Solves ``h(e^s) = delta`` in ``s`` by Halley's method (a :class:`RootResult`);
-    not iterated where ``active`` is False (a case whose root is not used)."""
+    not iterated where ``active`` is False (a case whose root is not used). ``fixed``
+    (static): steps run as a loop of a fixed trip count first (the accelerator path)."""
     dtype = p.dtype
     tiny = jnp.finfo(dtype).tiny
+    eps = jnp.finfo(dtype).eps
     s0, s_lo, s_hi = _kl_ucb_bracket(st, delta, dtype)
     w = st.w
     log_delta = jnp.log(delta)
+
+    def log1p_w_over_u(s, u, inv_u):
+        ratio = w * inv_u
+        if not fixed:
+            return jnp.log1p(ratio)
+        # Where w/u overflows (u near the underflow threshold, w large), ln(u + w) - s:
+        # finite, so that the residual keeps its sign down to the bracket's lower end.
+        return jnp.where(jnp.isfinite(ratio), jnp.log1p(ratio), jnp.log(u + w) - s)
 
     def residual(s, _):
         # Non-decreasing in s: F = ln delta - ln h(e^s) with
@@ -310,33 +346,54 @@ def _kl_ucb_root(p: Array, st: _Stats, delta: Array, active: Array):
         # h_s = -Var t / zeta (t = u/(u + w)), and h_ss from the third moment.
         u = jnp.exp(s)
         inv_u = jnp.exp(-s)
-        sw = _sweep(u, p, w, st.mean_w, lambda t: jnp.log1p(w * inv_u))
+        sw = _sweep(u, p, w, st.mean_w, lambda t: log1p_w_over_u(s, u, inv_u))
         log_zeta = jnp.where(sw.zeta < 0.5, jnp.log(sw.zeta), jnp.log1p(-sw.ybar))
         h = jnp.maximum(sw.extra + log_zeta, tiny)
         h_s = -sw.var / sw.zeta
         h_ss = -(sw.dvar * sw.zeta - sw.var * sw.dzeta) / (sw.zeta * sw.zeta)
         g = h_s / h
-        return log_delta - jnp.log(h), -g, -h_ss / h + g * g
+        out = (log_delta - jnp.log(h), -g, -h_ss / h + g * g)
+        if not fixed:
+            return out
+        # The rounding error of F: h is the difference of two sums of size E log1p(w/u),
+        # whose cancellation limits it at small delta. Where that error is small, a
+        # point with |F| below it is a root as far as F can tell (the polish,
+        # _kl_ucb_polish, recomputes h without cancellation and takes the rest of the
+        # step). Where it exceeds 1, F and its derivatives are noise. With F < 0 the root
+        # lies further right, where the error grows with u (about 16 eps E w u / Var w)
+        # while the excess C - p.v falls (about Var w / u): the excess is below 16 eps E w
+        # there, about the rounding of C itself, and the iteration ends at the bracket's
+        # upper end (an infinite error). With F > 0 the root may lie to the left, where F
+        # resolves h again: the step goes to where the error would be about 1/e,
+        # 1 + ln(error) to the left (an error growing like u), not a Newton step on noise.
+        f, df, d2f = out
+        noise = _NOISE_ULPS * eps * (sw.extra - log_zeta) / h
+        tolerance = jnp.where(noise <= _NOISE_STOP, noise, 0.0)
+        lost = noise > 1.0
+        df = jnp.where(lost & (f > 0), f / (1.0 + jnp.log(jnp.where(lost, noise, 1.0))), df)
+        d2f = jnp.where(lost, 0.0, d2f)
+        return f, df, d2f, jnp.where(lost & (f < 0), jnp.inf, tolerance)
 
     return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS,
-                     active=active)
+                     active=active, fixed_steps=fixed, exponential=bool(fixed))
 
 
-def _kl_ucb_polish(p: Array, st: _Stats, s: Array, delta: Array):
+def _kl_ucb_polish(p: Array, st: _Stats, s: Array, delta: Array, reach: float = 1e-2):
     """One Newton step from the root ``s`` on the cancellation-free ``h``; ``(u, m, excess)``.
 
     The residual of :func:`_kl_ucb_root` loses relative accuracy in ``h`` when ``v`` has a
     large offset (``h`` is then a small difference of two first-order terms). One Newton
     step on ``h = E log1p((w - m)/(u + m))`` restores full accuracy; the moments at the
     polished point follow by a first-order update (``dm/du = Var t / zeta^2``), exact to
-    second order in the (already tiny) step.
+    second order in the (already tiny) step. A step of ``reach`` or more (static) is not
+    taken (the root was clamped to its bracket).
     """
     u1 = jnp.exp(s)
     mo = _moments(u1, p, st)
     h1 = jnp.sum(p * jnp.log1p(_w_minus_m(st, mo) / (u1 + mo.m)))
     slope = mo.var_y / mo.zeta  # -dh/ds
     step = (h1 - delta) / slope  # Newton on h(e^s) = delta in s
-    step = jnp.where(jnp.isfinite(step) & (h1 > 0) & (jnp.abs(step) < 1e-2), step, 0.0)
+    step = jnp.where(jnp.isfinite(step) & (h1 > 0) & (jnp.abs(step) < reach), step, 0.0)
     u = u1 * jnp.exp(step)
     dm = jnp.where(u == u1, 0.0, (mo.var_y / mo.zeta) * ((u - u1) / mo.zeta))
     m = mo.m + dm
@@ -356,11 +413,13 @@ def _kl_ucb_boundary(p: Array, st: _Stats, delta: Array) -> tuple[Array, Array]:
     return c_bnd, q_bnd
 
 
-def _kl_ucb_one(p: Array, v: Array, delta: Array,
-                with_zeros: bool = True) -> tuple[KLSolution, Array]:
+def _kl_ucb_one(p: Array, v: Array, delta: Array, with_zeros: bool = True,
+                fixed: int = 0) -> tuple[KLSolution, Array]:
     """C for one instance: p, v of shape [S], scalar delta; also returns u*. No gradients.
 
     ``with_zeros=False`` (static) promises that p has no zero entries (faster).
+    ``fixed`` (static): the root finder's steps run as a fixed trip count first
+    (:func:`jaxmdp.indices._roots.find_root`'s ``fixed_steps``).
     """
     tiny = jnp.finfo(p.dtype).tiny
     p_raw = p
@@ -376,8 +435,11 @@ def _kl_ucb_one(p: Array, v: Array, delta: Array,
     # The root is used only off the degenerate and boundary cases (closed forms): the
     # others are not iterated, so that they do not hold a batch's loop (the boundary
     # case's root runs to the bracket's end, tens of bisections).
-    root = _kl_ucb_root(p, st, delta_pos, ~(degenerate | boundary))
-    u, m, excess = _kl_ucb_polish(p, st, root.x, delta_pos)
+    root = _kl_ucb_root(p, st, delta_pos, ~(degenerate | boundary), fixed)
+    # The accelerator layout's root may stop within its residual's rounding error
+    # (_kl_ucb_root): the polish takes the larger step that needs.
+    u, m, excess = _kl_ucb_polish(p, st, root.x, delta_pos,
+                                  _NOISE_REACH if fixed else 1e-2)
     c_int = u + m
     # q*_x = c p_x / (u + w_x) = p_x t_x / E_p t with t = u / (u + w): scale-free, so it
     # stays a probability vector when u* is near the underflow threshold (then m(u) may
@@ -540,7 +602,7 @@ def _kinf_case(p_raw: Array, p: Array, v: Array, rho: Array, st: _Stats,
                      rho_minus_v)
 
 
-def _kinf_root(p: Array, st: _Stats, case: _KinfCase):
+def _kinf_root(p: Array, st: _Stats, case: _KinfCase, fixed: int = 0):
     """Solves ``m(e^s) = V - rho`` in ``s = ln u`` by Halley's method (a ``RootResult``),
     for the regular cases off the boundary only (the others' roots are not used: they are
     not iterated, so that they do not hold a batch's loop).
@@ -576,7 +638,8 @@ def _kinf_root(p: Array, st: _Stats, case: _KinfCase):
         return f, df, d2f
 
     return find_root(residual, s0, s_lo, s_hi, xtol=halley_xtol(dtype), max_steps=MAX_STEPS,
-                     active=case.regular & ~case.boundary)
+                     active=case.regular & ~case.boundary, fixed_steps=fixed,
+                     exponential=bool(fixed))
 
 
 def _kinf_value_fast(p: Array, st: _Stats, case: _KinfCase, u: Array,
@@ -632,8 +695,8 @@ def _kinf_value_split(p_raw: Array, p: Array, v: Array, st: _Stats, case: _KinfC
 
 
 def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
-              exact: bool = True,
-              gap_raw: Array | None = None) -> tuple[KLSolution, Array, Array, Array]:
+              exact: bool = True, gap_raw: Array | None = None,
+              fixed: int = 0) -> tuple[KLSolution, Array, Array, Array]:
     """D for one instance: p, v of shape [S], scalar rho; also returns u*, V - rho and
     whether the ``exact=True`` solve is needed.
 
@@ -649,13 +712,14 @@ def _kinf_one(p: Array, v: Array, rho: Array, with_zeros: bool = True,
 
     ``gap_raw``: the gap ``(rho - p.v) sum(p)`` computed beforehand, in double precision
     where it is ``precise`` (:func:`_gaps`); then ``exact=False`` flags only the instances
-    whose ``D`` needs the cancellation-free sum.
+    whose ``D`` needs the cancellation-free sum. ``fixed`` (static): the root finder's
+    steps run as a fixed trip count first (the accelerator path, :func:`_native`).
     """
     p_raw = p
     p = normalise(p)
     st = _stats(p, v, with_zeros)
     case = _kinf_case(p_raw, p, v, rho, st, exact, gap_raw)
-    root = _kinf_root(p, st, case)
+    root = _kinf_root(p, st, case, fixed)
     u = jnp.where(case.boundary, 0.0, jnp.exp(root.x))
     c = u + case.w_rho
     lam = 1.0 / c
@@ -708,28 +772,35 @@ def _kinf_split_one(with_zeros: bool, p: Array, v: Array, rho: Array, gap_raw: A
 # From this many states on, a batch is solved sequentially (cache-friendly on CPU).
 _SEQUENTIAL_MIN_STATES = 4096
 
+# The solvers' layouts (_native): chosen by the platform at trace time (_layout).
+_LAYOUTS = ("cpu", "accelerator")
+# Root-finder steps that the accelerator layout runs as a loop of fixed trip count before
+# its one check (then the data-dependent loop, only while some instance is still running).
+_ACCELERATOR_STEPS = 6
 
-def _kl_ucb_flat(with_zeros: bool, p: Array, v: Array, delta: Array):
+
+def _kl_ucb_flat(with_zeros: bool, p: Array, v: Array, delta: Array, *, fixed: int = 0):
     """kl_ucb's solve for one instance, as a flat tuple (NaN outputs for invalid input)."""
-    sol, u = _kl_ucb_one(p, v, delta, with_zeros)
+    sol, u = _kl_ucb_one(p, v, delta, with_zeros, fixed)
     return (*sol, u)
 
 
 def _kinf_flat(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array,
-               gap_raw: Array | None = None):
+               gap_raw: Array | None = None, *, fixed: int = 0):
     """kinf's solve for one instance, as a flat tuple (NaN outputs for invalid input);
     the last entry says whether the instance needs ``exact=True`` (see _kinf_one)."""
-    sol, u, w_rho, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw)
+    sol, u, w_rho, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw, fixed)
     return (*sol, u, w_rho, needs_exact)
 
 
-def _kl_ucb_value_only(with_zeros: bool, p: Array, v: Array, delta: Array):
-    return (_kl_ucb_one(p, v, delta, with_zeros)[0].value,)
+def _kl_ucb_value_only(with_zeros: bool, p: Array, v: Array, delta: Array, *,
+                       fixed: int = 0):
+    return (_kl_ucb_one(p, v, delta, with_zeros, fixed)[0].value,)
 
 
 def _kinf_value_only(with_zeros: bool, exact: bool, p: Array, v: Array, rho: Array,
-                     gap_raw: Array | None = None):
-    sol, u, _, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw)
+                     gap_raw: Array | None = None, *, fixed: int = 0):
+    sol, u, _, needs_exact = _kinf_one(p, v, rho, with_zeros, exact, gap_raw, fixed)
     return sol.value, u, needs_exact
 
 
@@ -751,7 +822,7 @@ _COMPACT_MIN_BATCH = 16
 _COMPACT_PASSES = 8
 
 
-def _redo_flagged(solve, args: tuple, needs: Array, out: tuple):
+def _redo_flagged(solve, args: tuple, needs: Array, out: tuple, compact: bool = True):
     """``out`` with the instances flagged in ``needs`` replaced by ``solve``'s results.
 
     ``solve`` is a vectorised solve of ``args`` (``p`` and ``v`` of shape ``[..., S]``, then
@@ -762,7 +833,8 @@ def _redo_flagged(solve, args: tuple, needs: Array, out: tuple):
     them) and not the whole batch; else the whole batch is re-solved and the flagged
     results kept. Each instance runs the same solve either way (the root finder stops
     each instance on its own); the vectorised arithmetic may round an instance's last
-    bit differently in a batch of another width.
+    bit differently in a batch of another width. ``compact=False`` (static; the
+    accelerator path) always re-solves the whole batch: one pass, no loop.
     """
     batch = needs.shape
     count = needs.size
@@ -772,7 +844,7 @@ def _redo_flagged(solve, args: tuple, needs: Array, out: tuple):
         flag = lambda x: needs.reshape(batch + (1,) * (x.ndim - len(batch)))  # noqa: E731
         return tuple(jnp.where(flag(x), e, x) for e, x in zip(exact, out))
 
-    if count < _COMPACT_MIN_BATCH:
+    if count < _COMPACT_MIN_BATCH or not compact:
         return whole(out)
     width = -(-count // _COMPACT_PASSES)
     core = lambda i, x: x.shape[-1:] if i < 2 else ()  # noqa: E731
@@ -790,7 +862,7 @@ def _redo_flagged(solve, args: tuple, needs: Array, out: tuple):
     return lax.cond(jnp.sum(needs) <= count // 2, passes, whole, out)
 
 
-def _gaps(p: Array, v: Array, level: Array) -> Array:
+def _gaps(p: Array, v: Array, level: Array, compact: bool = True) -> Array:
     """``(rho - p.v) sum(p)`` of every instance of a ``kinf`` batch, as :func:`_kinf_case`
     computes it with ``exact=True``: from the rounded ``p.v``, and in double precision
     (:func:`_accurate_gap`) where that is ``precise``, only for those instances
@@ -806,11 +878,12 @@ def _gaps(p: Array, v: Array, level: Array) -> Array:
     plain, precise = jnp.vectorize(plain_one, signature="(s),(s),()->(),()")(p, v, level)
     solve = jnp.vectorize(precise_one, signature="(s),(s),()->(),()")
     return lax.cond(jnp.any(precise),
-                    lambda gap: _redo_flagged(solve, (p, v, level), precise, (gap,))[0],
+                    lambda gap: _redo_flagged(solve, (p, v, level), precise, (gap,),
+                                              compact)[0],
                     lambda gap: gap, plain)
 
 
-def _native(fn, p: Array, v: Array, level: Array):
+def _native(fn, p: Array, v: Array, level: Array, layout: str = "cpu"):
     """Runs ``fn(with_zeros, p, v, level)`` vectorised over the batch dimensions.
 
     Zero entries in p are the only way to reach the boundary optimum, whose test needs a
@@ -829,11 +902,22 @@ def _native(fn, p: Array, v: Array, level: Array):
     into running both branches and the per-problem loop into a loop over the whole
     batch): :func:`_batched` gives it a ``custom_vmap`` rule that calls it once on the
     whole batch.
+
+    ``layout`` (static) is ``"cpu"`` (the above; from ``_SEQUENTIAL_MIN_STATES`` states
+    on, the batch is solved one instance after another) or ``"accelerator"``
+    (:func:`_layout`): the whole batch vectorised at every ``S``, the root finder's first
+    ``_ACCELERATOR_STEPS`` steps a loop of fixed trip count, then one check and the
+    data-dependent loop only while some instance has not converged (finished ones stay
+    fixed), and the exact re-solve of flagged instances one pass over the batch.
     """
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout must be one of {_LAYOUTS}, got {layout!r}")
+    accelerator = layout == "accelerator"
     signature = _SIGNATURES[fn]
     batch = jnp.broadcast_shapes(p.shape[:-1], v.shape[:-1], level.shape)
     size = p.shape[-1]
-    sequential = bool(batch) and size >= _SEQUENTIAL_MIN_STATES
+    sequential = not accelerator and bool(batch) and size >= _SEQUENTIAL_MIN_STATES
+    fixed = {"fixed": _ACCELERATOR_STEPS} if accelerator else {}
     if sequential:
         # Large S: solve the problems one after another (lax.map) so that each one's
         # arrays stay in cache across its iterations; a vectorised loop would sweep the
@@ -843,21 +927,30 @@ def _native(fn, p: Array, v: Array, level: Array):
         level = jnp.broadcast_to(level, batch).reshape(-1)
 
     def solve(*config):
-        one = partial(fn, *config)
+        one = partial(fn, *config, **fixed)
         if sequential:
             return lambda *args: lax.map(lambda a: one(*a), args)
         return jnp.vectorize(one, signature=signature)
 
     zeros = jnp.any(p <= 0)
+
+    def by_zeros(with_zeros, without_zeros, *args):
+        # The accelerator layout always takes the with-zeros solve (exact for any p): a
+        # pass of logs costs less there than reading the predicate back to the host.
+        if accelerator:
+            return with_zeros(*args)
+        return lax.cond(zeros, with_zeros, without_zeros, *args)
+
     if fn not in _EXACT_RERUN:
-        out = lax.cond(zeros, solve(True), solve(False), p, v, level)
+        out = by_zeros(solve(True), solve(False), p, v, level)
     else:
         # The gaps are computed inside each sequential solve (one instance at a time).
-        args = (p, v, level) if sequential else (p, v, level, _gaps(p, v, level))
+        args = (p, v, level) if sequential else (p, v, level,
+                                                 _gaps(p, v, level, not accelerator))
         if not sequential:
             inputs, outputs = signature.split("->")
             signature = f"{inputs},()->{outputs}"
-        *out, needs = lax.cond(zeros, solve(True, False), solve(False, False), *args)
+        *out, needs = by_zeros(solve(True, False), solve(False, False), *args)
         if sequential:
             def exact_where_needed(with_zeros):
                 one = partial(fn, with_zeros, True)
@@ -875,13 +968,14 @@ def _native(fn, p: Array, v: Array, level: Array):
 
                 def redo(p, v, level, gap, out):
                     args = (p, v, level, gap, out[_ROOT_OUTPUT[fn]])
-                    value, = _redo_flagged(split, args, needs, (out[0],))
+                    value, = _redo_flagged(split, args, needs, (out[0],),
+                                           not accelerator)
                     return (value, *out[1:])
 
                 return redo
 
         out = lax.cond(jnp.any(needs),
-                       lambda *a: lax.cond(zeros, exact_where_needed(True),
+                       lambda *a: by_zeros(exact_where_needed(True),
                                            exact_where_needed(False), *a),
                        lambda *a: a[-1], *args, tuple(out))
     if sequential:
@@ -889,10 +983,11 @@ def _native(fn, p: Array, v: Array, level: Array):
     return out
 
 
-def _batched(fn):
-    """``_native(fn, ...)`` with a ``jax.custom_vmap`` rule: under ``vmap`` (any number of
-    nested ``vmap`` s, any ``in_axes``) the mapped axis becomes one more batch dimension
-    of the same native call, so ``vmap`` costs what the ``[..., S]`` batch costs.
+def _batched(fn, layout: str):
+    """``_native(fn, ..., layout)`` with a ``jax.custom_vmap`` rule: under ``vmap`` (any
+    number of nested ``vmap`` s, any ``in_axes``) the mapped axis becomes one more batch
+    dimension of the same native call, so ``vmap`` costs what the ``[..., S]`` batch
+    costs.
 
     Only the (non-differentiable) solve carries the rule; the index functions put their
     ``custom_jvp`` *above* it (:func:`kl_ucb`, :func:`kinf`), so ``grad`` never
@@ -902,7 +997,7 @@ def _batched(fn):
 
     @jax.custom_batching.custom_vmap
     def solve(p, v, level):
-        return _native(fn, p, v, level)
+        return _native(fn, p, v, level, layout)
 
     @solve.def_vmap
     def rule(axis_size, in_batched, p, v, level):
@@ -921,11 +1016,6 @@ def _batched(fn):
     return solve
 
 
-_kl_ucb_solve_batched = _batched(_kl_ucb_flat)
-_kinf_solve_batched = _batched(_kinf_flat)
-# The primal (value only): nothing else is computed when no derivative is asked for.
-_kl_ucb_value_batched = _batched(_kl_ucb_value_only)
-_kinf_value_batched = _batched(_kinf_value_only)
 
 
 def _sum_last(x: Array) -> Array:
@@ -949,9 +1039,10 @@ def _index(value_batched, gradients):
     return index
 
 
-def _kl_ucb_gradients(p: Array, v: Array, delta: Array):
-    """``C`` and ``(dC/dp, dC/dv, dC/ddelta)``."""
-    value, c, q, _, _, u = _kl_ucb_solve_batched(p, v, delta)
+def _kl_ucb_gradients(solve_batched, p: Array, v: Array, delta: Array):
+    """``C`` and ``(dC/dp, dC/dv, dC/ddelta)`` from ``solve_batched`` (kl_ucb's
+    :func:`_batched` solve)."""
+    value, c, q, _, _, u = solve_batched(p, v, delta)
     p_norm = normalise(p)
     V = jnp.max(v, axis=-1, keepdims=True)
     mean_w = _sum_last(p_norm * (V - v))
@@ -985,9 +1076,10 @@ def _tangent(value, grads, tangents):
     return jnp.broadcast_to(tangent, value.shape)
 
 
-def _kinf_gradients(p: Array, v: Array, rho: Array):
-    """``D`` and ``(dD/dp, dD/dv, dD/drho)``."""
-    value, lam, q, _, _, u, w_rho = _kinf_solve_batched(p, v, rho)
+def _kinf_gradients(solve_batched, p: Array, v: Array, rho: Array):
+    """``D`` and ``(dD/dp, dD/dv, dD/drho)`` from ``solve_batched`` (kinf's
+    :func:`_batched` solve)."""
+    value, lam, q, _, _, u, w_rho = solve_batched(p, v, rho)
     reg = (lam > 0)[..., None]
     # ln(p_x / q*_x) = ln(1 + lam (rho - v_x)) = ln((u* + w_x) / (u* + V - rho)), finite
     # also where p_x = 0 (except on a zero-probability argmax state at the boundary
@@ -1000,8 +1092,63 @@ def _kinf_gradients(p: Array, v: Array, rho: Array):
     return value, (grad_p, grad_v, lam)
 
 
-_kl_ucb_value = _index(_kl_ucb_value_batched, _kl_ucb_gradients)
-_kinf_value = _index(_kinf_value_batched, _kinf_gradients)
+class _Solvers(NamedTuple):
+    """The batched solves of one layout (:func:`_native`): the full solves (no
+    derivatives) and the indices' values with their envelope-theorem JVPs."""
+
+    kl_ucb_solve: object
+    kinf_solve: object
+    kl_ucb: object
+    kinf: object
+
+
+def _solvers(layout: str) -> _Solvers:
+    kl_ucb_solve = _batched(_kl_ucb_flat, layout)
+    kinf_solve = _batched(_kinf_flat, layout)
+    # The primal (value only): nothing else is computed when no derivative is asked for.
+    return _Solvers(
+        kl_ucb_solve, kinf_solve,
+        _index(_batched(_kl_ucb_value_only, layout), partial(_kl_ucb_gradients, kl_ucb_solve)),
+        _index(_batched(_kinf_value_only, layout), partial(_kinf_gradients, kinf_solve)))
+
+
+_SOLVERS = {layout: _solvers(layout) for layout in _LAYOUTS}
+
+
+def _layout() -> str:
+    """The layout of the solves being traced: ``"cpu"`` where the computation runs on a
+    CPU (the default device's platform if one is set, as by ``jax.default_device``, else
+    ``jax.default_backend()``), ``"accelerator"`` elsewhere (GPU, TPU). Read at trace
+    time (:func:`_native`)."""
+    device = jax.config.jax_default_device
+    if device is None:
+        platform = jax.default_backend()
+    else:
+        platform = device if isinstance(device, str) else device.platform
+    return "cpu" if platform == "cpu" else "accelerator"
+
+
+def _kl_ucb_on(layout: str, p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
+    """:func:`kl_ucb` on the given layout (the tests run ``"accelerator"`` on the CPU)."""
+    p, v, delta = prepare("kl_ucb", p, v, delta=delta)
+    return _SOLVERS[layout].kl_ucb(p, v, delta)
+
+
+def _kinf_on(layout: str, p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
+    """:func:`kinf` on the given layout."""
+    p, v, rho = prepare("kinf", p, v, rho=rho)
+    return _SOLVERS[layout].kinf(p, v, rho)
+
+
+def _kl_ucb_solve_on(layout: str, p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
+    """:func:`kl_ucb_solve` on the given layout."""
+    return _solve_only(_SOLVERS[layout].kl_ucb_solve,
+                       prepare("kl_ucb_solve", p, v, delta=delta))
+
+
+def _kinf_solve_on(layout: str, p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
+    """:func:`kinf_solve` on the given layout."""
+    return _solve_only(_SOLVERS[layout].kinf_solve, prepare("kinf_solve", p, v, rho=rho))
 
 
 @jax.jit
@@ -1020,7 +1167,10 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
 
     ``jax.vmap`` of this function runs the same program as the ``[..., S]`` batch (a
     ``custom_vmap`` rule on the solve, below the ``custom_jvp``): batch either way, and
-    differentiate (``grad``, ``jvp``, ``vjp``) inside or outside the ``vmap``.
+    differentiate (``grad``, ``jvp``, ``vjp``) inside or outside the ``vmap``. The solve's
+    path follows the platform (:mod:`jaxmdp.indices.kl`): blocked for CPU caches from
+    4,096 states on a CPU; on a GPU vectorised, its first steps a loop of fixed trip
+    count; the same values either way (1e-12 relative in float64).
 
     Gradients with respect to ``p``, ``v`` and ``delta`` are the envelope-theorem formulas
     ``dC/ddelta = c``, ``dC/dv = q*``, ``dC/dp_x = -c (ln(p_x/q*_x) + 1)`` (custom JVP; no
@@ -1045,8 +1195,7 @@ def kl_ucb(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 1 and 2; Filippi, Cappé & Garivier
       (2010), section 3.2, for zero-probability states.
     """
-    p, v, delta = prepare("kl_ucb", p, v, delta=delta)
-    return _kl_ucb_value(p, v, delta)
+    return _kl_ucb_on(_layout(), p, v, delta)
 
 
 @jax.jit
@@ -1061,7 +1210,8 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
     (summed in double precision when they cancel), so the value and its gradient are right
     also when ``rho - p.v`` is below the rounding of ``p.v``. Never NaN for valid input;
     invalid input gives NaN (value and derivatives), as for :func:`kl_ucb`. ``vmap``
-    costs what the ``[..., S]`` batch costs, as for :func:`kl_ucb`.
+    costs what the ``[..., S]`` batch costs, and the solve's path follows the platform
+    (CPU or accelerator, the same values), as for :func:`kl_ucb`.
 
     Gradients: ``dD/drho = lam``, ``dD/dv = -lam q*``, ``dD/dp_x = ln(p_x/q*_x) + 1``
     (custom JVP, envelope theorem); zero where the value is ``0`` or ``+inf``.
@@ -1082,8 +1232,7 @@ def kinf(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> Array:
     References:
       Cowan, Katehakis & Pirutinsky (2019), Theorems 3 and 4; Honda & Takemura (2010).
     """
-    p, v, rho = prepare("kinf", p, v, rho=rho)
-    return _kinf_value(p, v, rho)
+    return _kinf_on(_layout(), p, v, rho)
 
 
 @jax.jit
@@ -1094,6 +1243,8 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
     :math:`c = \partial C/\partial\delta` (the paper's :math:`-\lambda`); in the degenerate
     cases (``delta <= 0``, constant ``v``) ``c = 0`` and ``q* = p`` (zeros if ``delta < 0``).
     Not differentiable (the inputs are cut from the graph): differentiate :func:`kl_ucb`.
+    ``num_steps`` counts each problem's root-finder steps on either platform's path (on an
+    accelerator the batch passes over its data ``max(6, most steps)`` times).
 
     Args:
       p: transition probabilities, shape ``[..., S]``.
@@ -1110,7 +1261,7 @@ def kl_ucb_solve(p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> KLSolution:
       >>> print([round(float(q), 6) for q in sol.q], bool(sol.converged))
       [0.287121, 0.712879] True
     """
-    return _solve_only(_kl_ucb_solve_batched, prepare("kl_ucb_solve", p, v, delta=delta))
+    return _kl_ucb_solve_on(_layout(), p, v, delta)
 
 
 @jax.jit
@@ -1120,7 +1271,8 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
     The optimiser is :math:`q^*_x = p_x / (1 + \lambda(\rho - v_x))` with the paper's
     Theorem 4 multiplier :math:`\lambda = \partial D/\partial\rho`; where ``rho <= p.v``,
     ``lam = 0`` and ``q* = p``; where ``rho >= max v`` (non-constant ``v``), ``lam = 0``
-    and ``q* = 0``. Not differentiable: use :func:`kinf` for derivatives.
+    and ``q* = 0``. Not differentiable: use :func:`kinf` for derivatives. ``num_steps`` as
+    for :func:`kl_ucb_solve`.
 
     Args:
       p: transition probabilities, shape ``[..., S]``.
@@ -1137,7 +1289,7 @@ def kinf_solve(p: ArrayLike, v: ArrayLike, rho: ArrayLike) -> KLSolution:
       >>> print([round(float(q), 6) for q in sol.q])
       [0.25, 0.75]
     """
-    return _solve_only(_kinf_solve_batched, prepare("kinf_solve", p, v, rho=rho))
+    return _kinf_solve_on(_layout(), p, v, rho)
 
 
 def _solve_only(solve, args: tuple[Array, Array, Array]) -> KLSolution:

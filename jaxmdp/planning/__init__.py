@@ -6,14 +6,19 @@ A planner is a pair of pure functions over its own state, in the style of optax'
 :class:`ModelChange` (the model to solve, and which row changed since the last update).
 Every solver returns a :class:`Solution` whose ``status`` is a :class:`Status`.
 
-* :func:`exact_planner`: exact policy iteration (:mod:`.policy_iteration`: unichain, then
+* :func:`exact_planner`: exact policy iteration (:func:`policy_iteration`: unichain, then
   multichain), an LU re-solve per update;
 * :func:`incremental_planner`: the same iteration with Sherman–Morrison updates of the
   evaluation inverse (:mod:`.incremental`), ``O(S^2)`` per changed row;
-* :func:`evi_planner`: extended value iteration over a confidence set (:mod:`.evi`), one
-  loop parametrised by the ball's inner maximisation.
+* :func:`evi_planner`: extended value iteration over a confidence set (:func:`evi`), one
+  loop parametrised by the ball's inner maximisation (:data:`BALLS`: the L1, KL and box
+  balls, KL-UCRL's published maximiser and UCRL3's near-optimistic sets, all registered
+  here);
+* :func:`scopt_planner`: ScOpt, value iteration with the bias span capped (SCAL, SCAL+);
+* :func:`tevi_planner`: TEVI, extended value iteration truncated to the observed states
+  (TUCRL).
 
-:mod:`.estimate` is the one estimator (counts -> ``p_hat``, good actions, reward
+:func:`estimate` is the one estimator (counts -> ``p_hat``, good actions, reward
 estimates) every agent uses.
 
 Example:
@@ -26,20 +31,62 @@ Example:
     ([0, 1, 0], 'CONVERGED')
 """
 
-from jaxmdp.planning._core import DEFAULT_MAX_STEPS, ModelChange, Planner, Solution, Status
-from jaxmdp.planning.estimate import Estimate, estimate
-from jaxmdp.planning.evi import BALLS, ConfidenceSet, InnerMaximisation, evi, evi_planner
-from jaxmdp.planning.incremental import incremental_planner, incremental_policy_iteration
-from jaxmdp.planning.policy_iteration import (
+from jaxmdp.planning._core import (
+    DEFAULT_MAX_STEPS,
+    ModelChange,
+    Planner,
+    Solution,
+    Status,
+    noisy_argmax,
+    values_planner,
+)
+from jaxmdp.planning._estimate import (
+    Estimate,
+    estimate,
+    estimated_mdp,
+    good_actions,
+    good_actions_from_visits,
+    reward_estimate,
+    transition_estimate,
+)
+from jaxmdp.planning._evi import (
+    BALLS,
+    BoxBounds,
+    ConfidenceSet,
+    InnerMaximisation,
+    _box_ball,
+    _kl_ball,
+    _kl_published_ball,
+    _l1_ball,
+    box_maximise,
+    box_maximise_sorted,
+    evi,
+    evi_planner,
+    register_ball,
+)
+from jaxmdp.planning._policy_iteration import (
     exact_planner,
     policy_iteration,
     solve_average_reward,
+    warm_start_policy,
 )
+from jaxmdp.planning._scopt import scopt, scopt_mixture, scopt_noise, scopt_planner
+from jaxmdp.planning._tevi import TUCRLBounds, l1_truncated_maximise, tevi, tevi_planner
+from jaxmdp.planning._ucrl3 import (
+    UCRL3_BALL,
+    UCRL3_KEY_SUMS_BALL,
+    UCRL3Bounds,
+    near_optimistic_support,
+)
+from jaxmdp.planning.incremental import incremental_planner, incremental_policy_iteration
 from jaxmdp.planning.suboptimality import gaps
 
 __all__ = [
     "BALLS",
     "DEFAULT_MAX_STEPS",
+    "UCRL3_BALL",
+    "UCRL3_KEY_SUMS_BALL",
+    "BoxBounds",
     "ConfidenceSet",
     "Estimate",
     "InnerMaximisation",
@@ -47,13 +94,46 @@ __all__ = [
     "Planner",
     "Solution",
     "Status",
+    "TUCRLBounds",
+    "UCRL3Bounds",
+    "box_maximise",
+    "box_maximise_sorted",
     "estimate",
+    "estimated_mdp",
     "evi",
     "evi_planner",
     "exact_planner",
     "gaps",
+    "good_actions",
+    "good_actions_from_visits",
     "incremental_planner",
     "incremental_policy_iteration",
+    "l1_truncated_maximise",
+    "near_optimistic_support",
+    "noisy_argmax",
     "policy_iteration",
+    "register_ball",
+    "reward_estimate",
+    "scopt",
+    "scopt_mixture",
+    "scopt_noise",
+    "scopt_planner",
     "solve_average_reward",
+    "tevi",
+    "tevi_planner",
+    "transition_estimate",
+    "values_planner",
+    "warm_start_policy",
 ]
+
+# The one table of the balls jaxmdp knows by name (user balls: register_ball).
+for _name, _factory in (
+    ("l1", _l1_ball),
+    ("kl", _kl_ball),
+    ("kl_published", _kl_published_ball),
+    ("box", _box_ball),
+    ("ucrl3", lambda: UCRL3_BALL),
+    ("ucrl3_key_sums", lambda: UCRL3_KEY_SUMS_BALL),
+):
+    register_ball(_name, _factory)
+del _name, _factory

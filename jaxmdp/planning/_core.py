@@ -20,7 +20,8 @@ import jax.scipy.linalg as jsl
 __all__ = [
     "DEFAULT_MAX_STEPS", "HIGHEST", "RUNNING", "ModelChange", "Planner", "Solution", "Status",
     "default_rtol", "effective_mask", "evaluate", "greedy_reward_policy", "improve",
-    "initial_policy",    "keep_or_lowest", "policy_rows", "q_values", "tolerance",
+    "initial_policy", "keep_or_lowest", "noisy_argmax", "policy_rows", "q_values", "tolerance",
+    "values_planner",
 ]
 
 DEFAULT_MAX_STEPS = 1000
@@ -247,3 +248,57 @@ def improve(P, R, mask, bias, policy, rtol):
     """Greedy step that keeps the current action when it is within `tol` of the best."""
     q = jnp.where(mask, q_values(P, R, bias), -jnp.inf)
     return keep_or_lowest(q, tolerance(R, mask, bias, rtol), policy)[0]
+
+
+def noisy_argmax(values: jax.Array, noise) -> jax.Array:
+    """Per row, the action of highest ``values + noise``; among actions whose sums tie
+    exactly, the one of highest noise.
+
+    The tie rule of RonanFR/UCRL's solvers (``rlexplorer/evi/evi.pyx`` line 180,
+    ``scopt.pyx`` line 232 at ``ab64d14``; ``UCRL/evi/tevi.pyx`` line 230 at ``ecf4acc``):
+    an action replaces the best so far iff ``c_a + noise_a > c_best + noise_best``, i.e.
+    the first index among the maxima of ``c + noise``. The two rules agree unless the
+    noisy sums tie exactly while the noises differ, which happens where the noise is
+    below the dtype's resolution at ``c`` (float32: ``1e-7`` is lost above 1); there the
+    highest noise is what the sums would have chosen exactly. With ``noise`` zero it is
+    the lowest index among the maxima.
+
+    Args:
+        values: ``[..., A]`` action values (``-inf`` for excluded actions).
+        noise: ``[A]`` (or broadcastable) noise per action.
+
+    Returns:
+        int32 ``[...]``.
+    """
+    noisy = values + noise
+    top = noisy == jnp.max(noisy, axis=-1, keepdims=True)
+    noise = jnp.broadcast_to(jnp.asarray(noise, values.dtype), values.shape)
+    return jnp.argmax(jnp.where(top, noise, -jnp.inf), axis=-1).astype(jnp.int32)
+
+
+def values_planner(solve, *, warm_start: bool, recentre: bool = False,
+                   returns_values: bool = False) -> Planner:
+    """A :class:`Planner` whose state is the last solution's values.
+
+    ``update`` calls ``solve(model, u0)`` (``model`` the change's
+    :class:`~jaxmdp.planning.ConfidenceSet`, ``u0`` in its dtype) with ``u0`` the previous
+    values (minus their entry at state 0 when ``recentre``) if ``warm_start``, else zeros,
+    and keeps the solution's ``bias``, or, with ``returns_values``, the values that
+    ``solve`` returns beside the solution (``solve(model, u0) -> (solution, values)``).
+    ScOpt's and TEVI's planners are this with their own ``solve``.
+    """
+
+    def init(model):
+        return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)
+
+    def update(state, change: ModelChange):
+        model = change.model
+        if not warm_start:
+            u0 = jnp.zeros_like(state)
+        else:
+            u0 = state - state[0] if recentre else state
+        out = solve(model, u0.astype(jnp.asarray(model.p_hat).dtype))
+        solution, values = out if returns_values else (out, out.bias)
+        return solution, values
+
+    return Planner(init, update)

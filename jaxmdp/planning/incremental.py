@@ -221,7 +221,7 @@ def _solve(state: EvaluationState, r_pi: jax.Array):
 def _check_chunk(chunk) -> None:
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int)
                               or chunk < 1):
-        raise ValueError(f"chunk must be a positive int or None, got {chunk!r}")
+        raise ValueError(f"chunk must be a positive int, None or 'auto', got {chunk!r}")
 
 
 class _Carry(NamedTuple):
@@ -381,7 +381,7 @@ def incremental_policy_iteration(
 
 
 def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | None = None,
-                        chunk: int | None = CONTINUE_CHUNK) -> Planner:
+                        chunk: int | None | str = "auto") -> Planner:
     """The incremental planner: :func:`incremental_policy_iteration` behind
     :class:`~jaxmdp.planning.Planner`.
 
@@ -396,7 +396,11 @@ def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | Non
         max_steps: maximum number of policy evaluations per update, a positive int.
         rtol: relative tie tolerance; default ``32 * sqrt(S) * eps`` of the dtype.
         chunk: under ``vmap``, the rows per pass of the evaluations after the first
-            (:func:`incremental_policy_iteration`), or ``None``.
+            (:func:`incremental_policy_iteration`), or ``None`` (one loop over the
+            batch); ``"auto"`` (default) is chosen by the backend when the planner is
+            built: :data:`CONTINUE_CHUNK` on a CPU (a pass costs in proportion to its
+            rows), ``None`` on an accelerator (one pass over the batch costs what one row
+            does, and every pass adds loop trips, each a kernel launch and a host wait).
 
     Returns:
         A :class:`~jaxmdp.planning.Planner`; calls with equal arguments return the same
@@ -415,6 +419,8 @@ def incremental_planner(*, max_steps: int = DEFAULT_MAX_STEPS, rtol: float | Non
         >>> sol.policy.tolist()
         [0, 1, 0]
     """
+    if isinstance(chunk, str) and chunk == "auto":
+        chunk = CONTINUE_CHUNK if jax.default_backend() == "cpu" else None
     _check_chunk(chunk)  # before the cache, where chunk=True would find chunk=1's planner
     return _incremental_planner(max_steps, rtol, chunk)
 

@@ -19,7 +19,7 @@ from jaxmdp.planning._core import (
     q_values,
     tolerance,
 )
-from jaxmdp.planning.policy_iteration import (
+from jaxmdp.planning._policy_iteration import (
     check_constant_gain,
     check_mdp,
     policy_iteration_with_gains,

@@ -6,9 +6,10 @@ by registering it.
 The reference for each run is a replay: the simulator documents its keys (replication
 ``i`` of seed ``s`` has ``k = split(key(s), R)[i]``, ``init`` gets ``fold_in(k, 1)`` and
 round ``t``'s ``step`` gets ``fold_in(fold_in(k, 3), t)``) and its observations (the round,
-the state, the counts and reward sums so far), so feeding one replication's recorded
-states back to the agent's own ``init`` and ``step``, unbatched, must reproduce every
-action that the batched run played (in the first ``REPLAY`` rounds of each replication).
+the state, the counts and reward sums so far, the previous transition and its reward), so
+feeding one replication's recorded states back to the agent's own ``init`` and ``step``,
+unbatched, must reproduce every action that the batched run played (in the first
+``REPLAY`` rounds of each replication).
 """
 
 import functools
@@ -20,10 +21,9 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.agents import EnvSpec, Observation
-from jaxmdp.simulate import env_spec
+from jaxmdp.agents import EnvSpec, Observation, env_spec
 
-SIMULATE_MODULE = sys.modules["jaxmdp.simulate"]  # jm.simulate is the function
+SIMULATE_MODULE = sys.modules["jaxmdp._simulate"]  # jm.simulate is the function
 
 # Two environments of one shape (S = 6, A = 2; other transitions, rewards and optimal
 # policies): jm.simulate's program takes the MDP as an argument, so each agent's programs
@@ -86,11 +86,15 @@ def _replay(agent, step, mdp, traj, replication, rewards):
         counts = np.zeros((S, A, S), np.int32)
         sums = np.zeros((S, A), R.dtype)
         actions = []
+        previous, reward = (-1, -1), R.dtype.type(0)
         for t in range(REPLAY):
             x = int(states[t])
             observation = Observation(t=jnp.int32(t + 1), step=jnp.int32(t),
                                       state=jnp.int32(x), counts=jnp.asarray(counts),
-                                      reward_sums=jnp.asarray(sums))
+                                      reward_sums=jnp.asarray(sums),
+                                      previous_state=jnp.int32(previous[0]),
+                                      previous_action=jnp.int32(previous[1]),
+                                      reward=jnp.asarray(reward))
             action, agent_state = step(jax.random.fold_in(round_key, t), agent_state,
                                        observation, spec.mask, jnp.asarray(rewards, R.dtype))
             assert action.shape == () and action.dtype == jnp.int32
@@ -99,6 +103,7 @@ def _replay(agent, step, mdp, traj, replication, rewards):
             if t + 1 < REPLAY:  # deterministic rewards: the observed reward is R[x, a]
                 counts[x, a, int(states[t + 1])] += 1
                 sums[x, a] += R[x, a]
+                previous, reward = (x, a), R[x, a]
     return np.array(actions)
 
 
@@ -158,3 +163,46 @@ def test_every_agent_runs(name, env, mode):
         for rewards in [R, *other]:
             np.testing.assert_array_equal(_replay(agent, step, mdp, traj, i, rewards),
                                           actions[i, :REPLAY])
+
+    # A sweep over one of the agent's number options (one compiled program for both
+    # points) plays each point's runs as the separate simulation of that point: the run
+    # above for the default value, and one more (the same program as above: numbers are
+    # traced) for half of it.
+    numbers = {key: o for key, o in jm.agent_options(name).items()
+               if o.kind == "number" and o.default is not None}
+    if mode == "learned" and env == ENVS[0] and numbers:
+        option, spec_option = next(iter(numbers.items()))
+        fixed = {} if not _accepts_known_rewards(name) else {"known_rewards": False}
+        values = [spec_option.default, spec_option.default / 2]
+        swept = jm.sweep(mdp, name, {option: values}, HORIZON, REPLICATIONS, seed=SEED,
+                         options=fixed, progress=False)
+        np.testing.assert_array_equal(swept.pseudo_regret[0], traj.pseudo_regret)
+        other = jm.simulate(mdp, jm.get_agent(name, **fixed, **{option: values[1]}),
+                            horizon=HORIZON, replications=REPLICATIONS, seed=SEED,
+                            record_path=True, progress=False)
+        np.testing.assert_array_equal(swept.pseudo_regret[1], other.pseudo_regret)
+        np.testing.assert_array_equal(swept.regret[1], other.regret)
+
+    # The batching an accelerator chooses (one masked pass over the batch: cond_any for
+    # the episodic agents, one loop over the batch for the incremental planner's later
+    # evaluations), forced here on the CPU, plays the CPU default's runs.
+    if mode == "learned" and env == ENVS[0]:
+        gpu = _accelerator_layout(name)
+        if gpu:
+            fixed = {} if not _accepts_known_rewards(name) else {"known_rewards": False}
+            forced = jm.simulate(mdp, jm.get_agent(name, **fixed, **gpu), horizon=HORIZON,
+                                 replications=REPLICATIONS, seed=SEED, record_path=True,
+                                 progress=False)
+            np.testing.assert_array_equal(forced.actions, traj.actions)
+            np.testing.assert_array_equal(forced.pseudo_regret, traj.pseudo_regret)
+
+
+def _accelerator_layout(name: str) -> dict:
+    """The options that give ``name`` an accelerator's batching (none: no batching
+    choice)."""
+    options = jm.agent_options(name)
+    if "cond" in options:
+        return {"cond": "cond_any"}
+    if "planner" in options:
+        return {"planner": jm.planning.incremental_planner(chunk=None)}
+    return {}

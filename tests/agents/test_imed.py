@@ -1,10 +1,8 @@
 """IMED-RL (jaxmdp.agents.imed): the index against the NumPy loop of
-benchmarks/numpy_psrl_imed.py, regret against that loop, the options. (Sharding:
+tests/reference/published.py, regret against that loop, the options. (Sharding:
 tests/test_sharding.py, on the run of tests/shared_runs.py checked here.)"""
 
 import math
-import sys
-from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
@@ -13,16 +11,14 @@ from shared_runs import SHARED_RUNS, shared_run
 
 import jaxmdp as jm
 from jaxmdp.agents.imed import imed_index, imed_model
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import numpy_psrl_imed as ref  # noqa: E402
+from tests.reference import published as ref
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 
 # Mean final pseudo-regret of the NumPy loop on riverswim-6, learned rewards, with its
 # standard error. Produced by
-#   python benchmarks/numpy_psrl_imed.py --agent imed_rl --horizon 300 --replications 400
+#   python -m tests.reference.published --agent imed_rl --env riverswim-6 --horizon 300 \
+#       --replications 400
 NUMPY_REFERENCE = (300, 141.637, 1.986)
 
 

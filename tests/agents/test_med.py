@@ -1,5 +1,5 @@
 """MED-RL (jaxmdp.agents.med) against the NumPy loop of the published rule
-(benchmarks/numpy_baselines25.py, class MEDRL): value iteration, the index, the law of the
+(tests/reference/published.py, class MEDRL): value iteration, the index, the law of the
 sampled action, and the mean regret."""
 
 import math
@@ -11,10 +11,9 @@ import pytest
 from published_runs import nb
 
 import jaxmdp as jm
-from jaxmdp.agents import Observation
+from jaxmdp.agents import Observation, env_spec
 from jaxmdp.agents.imed import imed_model
 from jaxmdp.agents.med import _reward_law, med_index, med_value_iteration
-from jaxmdp.simulate import env_spec
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 
@@ -22,7 +21,7 @@ RIVERSWIM = jm.envs.make("riverswim-6")
 # and its standard error. MED-RL breaks every tie at random, so the action order (the
 # script's StatisticalRL order, jaxmdp's swapped) does not change the law of the regret.
 # Produced by
-#   python benchmarks/numpy_baselines25.py --agent med_rl --horizon 300 --replications 400
+#   python -m tests.reference.published --agent med_rl --horizon 300 --replications 400
 NUMPY_REFERENCE = (300, 105.82, 1.65)
 
 

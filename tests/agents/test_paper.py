@@ -1,7 +1,5 @@
 """Tests for jaxmdp.agents.paper: the four per-step rules against the NumPy reference."""
 
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -11,9 +9,7 @@ import pytest
 import jaxmdp as jm
 from jaxmdp.agents import paper
 from jaxmdp.random import gamma as _gamma
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import numpy_reference as ref  # noqa: E402
+from tests.reference import paper as ref
 
 NAMES = ["ucb", "dmed", "olp", "ps"]
 RULES = {"ucb": paper.ucb_select_action, "dmed": paper.dmed_select_action,
@@ -319,7 +315,7 @@ def test_a_failed_solve_reaches_the_agent_and_is_counted():
     # confirm the optimal policy [1, 0, 0] of the rigged counts' estimate (section 5.1):
     # with max_steps=1 it stops at MAX_STEPS and the agent counts the round; with the
     # default it converges.
-    from jaxmdp.simulate import env_spec
+    from jaxmdp.agents import env_spec
 
     mdp = jm.envs.make("paper-mdp")
     spec = env_spec(mdp)

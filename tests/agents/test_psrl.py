@@ -1,11 +1,9 @@
 """TSDE (jaxmdp.agents.psrl): the episode rule, the sampled plan, the batching paths,
-regret against the NumPy loop of benchmarks/numpy_psrl_imed.py. (Sharding:
+regret against the NumPy loop of tests/reference/tsde.py. (Sharding:
 tests/test_sharding.py, on the runs of tests/shared_runs.py checked here.)"""
 
 import functools
 import math
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -15,15 +13,11 @@ from shared_runs import SHARED_RUNS, run_spec, shared_run
 
 import jaxmdp as jm
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-
 RIVERSWIM = jm.envs.make("riverswim-6")
 
 # Mean final pseudo-regret of the NumPy loop on riverswim-6, learned rewards, with its
 # standard error. Produced by
-#   python benchmarks/numpy_psrl_imed.py --agent tsde --horizon 400 --replications 1000
+#   python -m tests.reference.tsde --horizon 400 --replications 1000
 NUMPY_REFERENCE = {"tsde": (400, 162.313, 1.607)}
 
 
@@ -105,9 +99,8 @@ def test_tsde_plan_is_optimal_for_its_sampled_mdp():
     """A plan's policy is an optimal policy of the MDP it sampled, whatever the warm start
     (the previous policy, improved against the previous sample's bias), checked against
     all 64 policies of the sampled RiverSwim-6 MDP; the stored bias is that policy's."""
-    from jaxmdp.agents import Observation
+    from jaxmdp.agents import Observation, env_spec
     from jaxmdp.agents.psrl import sample_mdp
-    from jaxmdp.simulate import env_spec
 
     traj = _run("tsde", 128)
     agent, spec = jm.get_agent("tsde"), env_spec(RIVERSWIM)

@@ -92,7 +92,8 @@ def test_kl_ucrl_search_up_bug_agrees_with_the_numpy_loop():
     # replications a pass) plays the runs of "compact" (buckets of 4 to 256) bit for bit.
     np.testing.assert_array_equal(
         finals, jax_final_regrets("kl_ucrl", 16, cond="compact", **options))
-    with pytest.raises(ValueError, match="search_up_bug applies to 'kl_ucrl' only"):
+    with pytest.raises(ValueError, match=r"agent 'ucrl2' takes the options .*, got options "
+                                         r"\['search_up_bug'\]"):
         jm.get_agent("ucrl2", search_up_bug=True)
 
 

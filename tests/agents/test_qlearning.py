@@ -1,9 +1,7 @@
 """Optimistic Q-learning: the update rule against the published formula, regret on
-riverswim-6 against the NumPy loop of benchmarks/numpy_baselines25.py, jit/vmap."""
+riverswim-6 against the NumPy loop of tests/reference/published.py, jit/vmap."""
 
 import math
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,10 +10,7 @@ import pytest
 
 import jaxmdp as jm
 from jaxmdp.agents.qlearning import QState, q_update, theory_horizon
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import numpy_baselines25 as ref  # noqa: E402
+from tests.reference import published as ref
 
 RIVERSWIM = jm.envs.make("riverswim-6")
 
@@ -40,8 +35,7 @@ def test_update_matches_published_formula(H, gamma, c):
     V = [H] * S
     n = [[0] * A for _ in range(S)]
     state = QState(jnp.full((S, A), H), jnp.full((S, A), H), jnp.full((S,), H),
-                   jnp.zeros((S, A), jnp.int32), jnp.int32(-1), jnp.int32(0),
-                   jnp.zeros(()))
+                   jnp.zeros((S, A), jnp.int32))
     steps = [(0, 1, 0.0, 2), (2, 0, 1.0, 2), (2, 0, 0.5, 1), (0, 1, 1.0, 0),
              (1, 1, 0.25, 0), (0, 1, 0.0, 2), (0, 0, 1.0, 0), (2, 0, 0.0, 2)]
     for s, a, r, y in steps:
@@ -59,7 +53,7 @@ def test_hand_values_first_update():
     """At n = 1 the learning rate is 1: Q = r + gamma V(s') + c sqrt(H), Q_hat stays H."""
     H, gamma, c = 99.0, 0.99, 1.0
     state = QState(jnp.full((2, 2), H), jnp.full((2, 2), H), jnp.full((2,), H),
-                   jnp.zeros((2, 2), jnp.int32), jnp.int32(-1), jnp.int32(0), jnp.zeros(()))
+                   jnp.zeros((2, 2), jnp.int32))
     new = q_update(state, 1, 0, 0.5, 0, H, gamma, c)
     assert float(new.q[1, 0]) == pytest.approx(0.5 + 0.99 * 99 + math.sqrt(99), rel=1e-15)
     assert float(new.q_hat[1, 0]) == H and float(new.v_hat[1]) == H
@@ -104,18 +98,26 @@ def test_step_jit_and_vmap_agree_with_eager():
     sums = jnp.stack([jnp.full((6, 2), float(i)) for i in range(4)])
     obs = jm.agents.Observation(jnp.int32(1), jnp.int32(0), jnp.arange(4, dtype=jnp.int32),
                                 counts, sums)
-    obs_axes = jm.agents.Observation(None, None, 0, 0, 0)
+    obs_axes = jm.agents.Observation(None, None, 0, 0, 0, None, None, None)
     step = jax.jit(jax.vmap(lambda k, s, o: agent.step(k, s, o, spec),
                             in_axes=(0, 0, obs_axes)))
     actions, new = step(keys, states, obs)
-    a2, new2 = step(keys, new, obs._replace(state=jnp.array([1, 0, 3, 2], jnp.int32)))
+    # The second round sees the first round's transition, with reward 0.
+    second = obs._replace(state=jnp.array([1, 0, 3, 2], jnp.int32),
+                          previous_state=jnp.arange(4, dtype=jnp.int32),
+                          previous_action=actions, reward=jnp.zeros(4))
+    second_axes = obs_axes._replace(previous_state=0, previous_action=0, reward=0)
+    step2 = jax.jit(jax.vmap(lambda k, s, o: agent.step(k, s, o, spec),
+                             in_axes=(0, 0, second_axes)))
+    a2, new2 = step2(keys, new, second)
     for i in range(4):
         st = jax.tree.map(lambda x, i=i: x[i], states)
         o = jm.agents.Observation(jnp.int32(1), jnp.int32(0), jnp.int32(i), counts[i],
                                   sums[i])
         a, s1 = agent.step(keys[i], st, o, spec)
         assert int(a) == int(actions[i])
-        o2 = o._replace(state=jnp.int32([1, 0, 3, 2][i]))
+        o2 = o._replace(state=jnp.int32([1, 0, 3, 2][i]), previous_state=jnp.int32(i),
+                        previous_action=a, reward=jnp.zeros(()))
         b, s2 = agent.step(keys[i], s1, o2, spec)
         assert int(b) == int(a2[i])
         for x, y in zip(jax.tree.leaves(s2), jax.tree.leaves(jax.tree.map(

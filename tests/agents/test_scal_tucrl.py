@@ -1,19 +1,31 @@
-"""SCAL, SCAL+ and TUCRL: their planners against NumPy transcriptions of the published
-Cython loops (RonanFR/UCRL ``ab64d14`` ``rlexplorer/evi/scopt.pyx`` and ``_lpproba.pyx``;
-``ecf4acc`` ``UCRL/evi/tevi.pyx`` and ``_max_proba.pyx``; ties to the lowest index
-instead of the published random noise), their sets against the published formulas, their
-episode rules and their options."""
+"""SCAL, SCAL+, TUCRL and rlexplorer's UCRL: their planners against NumPy transcriptions
+of the published Cython loops (RonanFR/UCRL ``ab64d14`` ``rlexplorer/evi/scopt.pyx`` and
+``_lpproba.pyx``; ``ecf4acc`` ``UCRL/evi/tevi.pyx`` and ``_max_proba.pyx``; ties to the
+lowest index or by the published noise), their warm starts, their sets against the
+published formulas, their episode rules and their options; ``ucrl_rlexplorer`` round by
+round against the NumPy loop of the published learner (``tests.reference.rlexplorer``)."""
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 import jaxmdp as jm
-from jaxmdp.agents.scal import scopt, scopt_mixture
-from jaxmdp.agents.tucrl import tevi
-from jaxmdp.planning.evi import BoxBounds
-from jaxmdp.simulate import env_spec
+from jaxmdp.agents import env_spec
+from jaxmdp.agents.ucrl import EpisodeStats
+from jaxmdp.planning import (
+    BoxBounds,
+    ConfidenceSet,
+    ModelChange,
+    scopt,
+    scopt_mixture,
+    scopt_noise,
+    tevi,
+)
+from tests.reference import rlexplorer
 
 TAU = 0.9
 
@@ -44,10 +56,13 @@ def _isclose(a, b):
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
-def _numpy_scopt(p, r, beta, u0, epsilon, c):
+def _numpy_scopt(p, r, beta, u0, epsilon, c, noise=None):
     """``SCOPT.run`` (``scopt.pyx`` lines 171-408), TOP operator, augmented reward,
-    relative value iteration; returns ``(u1, greedy, min_action, weight, sweeps)``."""
+    relative value iteration, the tie noise ``noise`` (lines 232, 330, 352; ``None``:
+    jaxmdp's lowest index, all the weight on the pessimistic action where the two values
+    are close); returns ``(u1, greedy, min_action, weight, sweeps, u2 - u2[0])``."""
     S, A = r.shape
+    n = np.zeros(A) if noise is None else np.asarray(noise)
     th_c = c / TAU
     u1 = u0 - u0[0]
     sweeps = 0
@@ -58,7 +73,7 @@ def _numpy_scopt(p, r, beta, u0, epsilon, c):
             for a in range(A):
                 c1 = r[s, a] + TAU * _lpproba_bernstein(u1, p[s, a], beta[s, a], 0) + (
                     1 - TAU) * u1[s]
-                if a == 0 or c1 > u3[s]:
+                if a == 0 or c1 + n[a] > u3[s] + n[greedy[s]]:
                     u3[s], greedy[s] = c1, a
         sweeps += 1
         th = u3.min() + th_c
@@ -75,15 +90,18 @@ def _numpy_scopt(p, r, beta, u0, epsilon, c):
         u_min = None
         for a in range(A):
             c1 = TAU * _lpproba_bernstein(u1, p[s, a], beta[s, a], 1) + (1 - TAU) * u1[s]
-            if a == 0 or c1 < u_min:
+            if a == 0 or c1 + n[a] < u_min + n[min_action[s]]:
                 u_min, min_action[s] = c1, a
-        if _isclose(u_min, u3[s]) or _isclose(u_min, th):
+        if _isclose(u_min, u3[s]):
+            weight[s] = 1.0 if noise is None else float(
+                u_min + n[min_action[s]] > u3[s] + n[greedy[s]])
+        elif _isclose(u_min, th):
             weight[s] = 1.0
         elif _isclose(u3[s], th):
             weight[s] = 0.0
         else:
             weight[s] = (u3[s] - th) / (u3[s] - u_min)
-    return u1, greedy, min_action, weight, sweeps
+    return u1, greedy, min_action, weight, sweeps, u2 - u2[0]
 
 
 def _model(seed, S=4, A=3):
@@ -103,7 +121,7 @@ def test_scopt_is_the_published_loop(seed, c):
     bounds = BoxBounds(np.maximum(p - beta, 0.0), p + beta)
     mask = np.ones(r.shape, bool)
     sol = scopt(p, r, bounds, mask, u0 - u0[0], 1e-4, c, TAU, max_steps=10_000)
-    u1, greedy, min_action, weight, sweeps = _numpy_scopt(p, r, beta, u0, 1e-4, c)
+    u1, greedy, min_action, weight, sweeps, _ = _numpy_scopt(p, r, beta, u0, 1e-4, c)
     assert int(sol.num_steps) == sweeps
     np.testing.assert_allclose(sol.bias, u1, rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(sol.policy, greedy)
@@ -114,6 +132,138 @@ def test_scopt_is_the_published_loop(seed, c):
                                   np.where(weight > 0, min_action, 0))
     if seed >= 2:  # the cap binds somewhere: some state mixes
         assert np.any((weight > 0) & (weight < 1))
+
+
+def _box_model(p, r, beta, epsilon):
+    S, A = r.shape
+    return ConfidenceSet(p, r, BoxBounds(np.maximum(p - beta, 0.0), p + beta),
+                         np.ones((S, A), bool), epsilon)
+
+
+@pytest.mark.parametrize("published_warm_start", [False, True])
+def test_scal_warm_start_from_the_end_of_the_last_sweep(published_warm_start):
+    """``published_warm_start``: the next episode's ScOpt starts from ``u_2 - u_2(0)`` at
+    the end of the last sweep (``scopt.pyx`` lines 175-177, 390-392), else from the values
+    that sweep started from."""
+    c, epsilon = 0.3, 1e-3
+    agent = jm.get_agent("scal", span_constraint=c, published_warm_start=published_warm_start)
+    planner = agent.config.planner
+    first, second = _model(1), _model(2)
+    sol, state = planner.update(planner.init(_box_model(*first, epsilon)),
+                                ModelChange(_box_model(*first, epsilon)))
+    u1, _, _, _, sweeps, end = _numpy_scopt(*first, np.zeros(4), epsilon, c)
+    assert int(sol.num_steps) == sweeps
+    np.testing.assert_allclose(sol.bias, u1, rtol=1e-10, atol=1e-10)
+    expected = end if published_warm_start else u1
+    np.testing.assert_allclose(state, expected, rtol=1e-10, atol=1e-10)
+    sol2, _ = planner.update(state, ModelChange(_box_model(*second, epsilon)))
+    u1, greedy, _, _, sweeps, _ = _numpy_scopt(*second, expected, epsilon, c)
+    assert int(sol2.num_steps) == sweeps
+    np.testing.assert_allclose(sol2.bias, u1, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(sol2.policy, greedy)
+
+
+def test_noise_ties_are_the_published_draw():
+    """``ties="noise"``: one ``U_a`` per action, uniform on ``[0, 1)``, drawn at a
+    replication's start; the noise ``0.1 min(1e-6, epsilon) U_a`` of ``scopt.pyx`` lines
+    157-164; the greedy action, the pessimistic one and the weight between them chosen as
+    the published loop chooses them (lines 232, 330, 352) given the same uniforms."""
+    spec = env_spec(jm.envs.make("toy3d-1"))
+    agent = jm.get_agent("scal", ties="noise")
+    keys = jax.random.split(jax.random.key(0), 2000)
+    draws = np.asarray(jax.vmap(lambda k: agent.init(k, spec).action_noise)(keys))
+    assert draws.shape == (2000, 2) and np.all((draws >= 0) & (draws < 1))
+    for a in range(2):
+        assert scipy_stats.kstest(draws[:, a], "uniform").pvalue > 1e-3
+    assert not np.any(np.asarray(jm.get_agent("scal").init(keys[0], spec).action_noise))
+    published = np.random.RandomState(3).random_sample(2)  # evi.pyx line 133, seed 3
+    for epsilon in (0.01, 1e-7):
+        np.testing.assert_array_equal(scopt_noise(published, epsilon),
+                                      rlexplorer.tie_noise(published, epsilon))
+    p, r, beta = _model(3, A=2)
+    p[:, 1:], beta[:, 1:] = p[:, :1], beta[:, :1]  # equal laws: the pessimistic values tie
+    r[::2, 1:] = r[::2, :1]  # and the greedy ones in states 0 and 2
+    bounds, mask, epsilon, c = BoxBounds(np.maximum(p - beta, 0.0), p + beta), np.ones(
+        r.shape, bool), 1e-4, 0.05
+    for uniforms in (draws[0], draws[0][::-1]):
+        noise = scopt_noise(uniforms, epsilon)
+        sol = scopt(p, r, bounds, mask, np.zeros(4), epsilon, c, TAU, max_steps=10_000,
+                    noise=noise)
+        action, weight, _ = scopt_mixture(r, bounds, mask, sol.bias, c, TAU, noise)
+        u1, greedy, min_action, w, sweeps, _ = _numpy_scopt(p, r, beta, np.zeros(4), epsilon,
+                                                            c, noise=np.asarray(noise))
+        assert int(sol.num_steps) == sweeps
+        np.testing.assert_array_equal(sol.policy, greedy)
+        np.testing.assert_allclose(weight, w, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(np.where(w > 0, action, 0), np.where(w > 0, min_action, 0))
+        best = int(np.argmax(uniforms))
+        assert sol.policy[0] == sol.policy[2] == best  # exact ties: the larger noise
+        assert np.all(np.where(w > 0, action, 1 - best) == 1 - best)  # the smaller
+
+
+def test_ucrl_rlexplorer_bounds_the_optimistic_reward():
+    """``evi.pyx`` lines 167-168 with ``r_max_vi = r_max = 1`` (``Ucrl.py`` lines 33-34):
+    ``min(1, r_hat + beta_r)``, exactly 1 for an untried pair, SCAL's sets otherwise
+    (``Ucrl.py`` lines 307-383); the first sweep of the optimistic MDP from zeros is the
+    best bounded reward of each state."""
+    mdp = jm.envs.make("toy3d-1")
+    spec = env_spec(mdp)
+    counts, rewards, sums, squares = _statistics(0)
+    S, A, t_k = 3, 2, 37.0
+    stats = _stats(counts, sums, squares, t_k, 0)
+    agent = jm.get_agent("ucrl_rlexplorer")
+    p_hat, r_tilde, box = agent.config.sets.confidence(stats, spec, agent.config.delta)
+    scal = jm.get_agent("scal", published_delta=True)
+    _, r_scal, box_scal = scal.config.sets.confidence(stats, spec, scal.config.delta)
+    np.testing.assert_array_equal(box.lower, box_scal.lower)
+    np.testing.assert_array_equal(box.upper, box_scal.upper)
+    delta = 1 / math.sqrt(t_k)
+    for s in range(S):
+        for a in range(A):
+            N = counts[s, a].sum()
+            n = max(1, N)
+            mean = float(np.mean(rewards[s][a])) if N else 0.0
+            var = float(np.var(rewards[s][a])) if N else 0.0
+            L = math.log(6 * S * A * n / delta) / n
+            assert float(r_scal[s, a]) == pytest.approx(mean + math.sqrt(var * L) + L,
+                                                        rel=1e-13)
+            assert float(r_tilde[s, a]) == min(1.0, float(r_scal[s, a]))
+            if not N:
+                assert float(r_tilde[s, a]) == 1.0 < float(r_scal[s, a])
+    assert np.all(np.asarray(r_tilde) <= 1.0)
+    planner = jm.get_agent("ucrl_rlexplorer", max_evi_steps=1).config.planner
+    model = ConfidenceSet(p_hat, r_tilde, box, mdp.mask, 1e-12)
+    _, values = planner.update(planner.init(model), ModelChange(model))
+    best = np.max(np.where(mdp.mask, np.asarray(r_tilde), -np.inf), axis=-1)
+    np.testing.assert_allclose(values, best - best[0], rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("name, options, kind", [
+    ("ucrl_rlexplorer", {}, "UcrlMdp"),
+    ("scal", {"published_delta": True, "ties": "noise", "published_warm_start": True},
+     "SCAL")])
+def test_rlexplorer_options_are_the_published_loop_on_toy3d_weak(name, options, kind):
+    """On ``toy3d-weak`` (deterministic transitions and rewards) the published learner's
+    every round follows from its tie noise: jaxmdp's run replays, round by round, in the
+    NumPy loop of the published learner (``tests.reference.rlexplorer``) given the
+    replication's uniforms; the two orders of the noise give different paths."""
+    mdp = jm.envs.make("toy3d-weak")
+    P, R, mask = np.asarray(mdp.P), np.asarray(mdp.R), np.asarray(mdp.mask)
+    actions = [list(np.flatnonzero(row)) for row in mask]
+    traj = jm.simulate(mdp, jm.get_agent(name, **options), horizon=400, replications=3,
+                       seed=0, record_path=True, progress=False)
+    uniforms = np.asarray(traj.agent_state.action_noise)
+    assert len({bool(u[0] > u[1]) for u in uniforms}) == 2  # both orders
+    paths = []
+    for i in range(3):
+        states, played, _, episodes = rlexplorer.run(
+            kind, P, R, actions, 400, i, noise_uniforms=uniforms[i],
+            transition=lambda s, a: int(np.argmax(P[s, a])))
+        np.testing.assert_array_equal(traj.states[i], states)
+        np.testing.assert_array_equal(traj.actions[i], played)
+        assert int(traj.agent_state.episodes[i]) == episodes
+        paths.append(tuple(played))
+    assert len(set(paths)) == 2
 
 
 def _max_proba_purec(p, v, beta, allowed):
@@ -172,7 +322,7 @@ def _numpy_tevi(p, r, beta, truncated, observed, terminal, all_observed, u0, eps
 @pytest.mark.parametrize("case", ["all", "some", "terminal", "ties"])
 @pytest.mark.parametrize("published_stop", [False, True])
 def test_tevi_is_the_published_loop(case, published_stop):
-    from jaxmdp.agents.tucrl import TUCRLBounds
+    from jaxmdp.planning import TUCRLBounds
 
     p, r, beta = _model(5, S=5, A=2)
     S, A = r.shape
@@ -212,6 +362,12 @@ def _statistics(seed, S=3, A=2):
     return counts, rewards, sums, squares
 
 
+def _stats(counts, sums, squares, t_k, state):
+    """The episode's statistics of a variant's ``confidence`` (no action noise)."""
+    return EpisodeStats(jnp.asarray(counts), jnp.asarray(sums), jnp.asarray(squares),
+                        jnp.asarray(t_k), jnp.int32(state), jnp.zeros(2))
+
+
 def test_scal_sets_are_the_published_bounds():
     """``Ucrl.py`` lines 307-383 (Bernstein, ``L_CONST = 6``), at a fixed and at the
     published ``delta = 1/sqrt(t_k)``; SCAL+'s bonus and pulled ``p_hat``, ``scal.py``
@@ -223,11 +379,10 @@ def test_scal_sets_are_the_published_bounds():
     for published in (False, True):
         delta = 1 / math.sqrt(t_k) if published else 0.05
         agent = jm.get_agent("scal", span_constraint=2.0, published_delta=published)
-        p_hat, r_tilde, box = agent.config.sets.confidence(counts, sums, squares, t_k, spec,
-                                                           agent.config)
+        stats = _stats(counts, sums, squares, t_k, 0)
+        p_hat, r_tilde, box = agent.config.sets.confidence(stats, spec, agent.config.delta)
         plus = jm.get_agent("scal_plus", span_constraint=2.0, published_delta=published)
-        p_plus, r_plus, box_plus = plus.config.sets.confidence(counts, sums, squares, t_k,
-                                                               spec, plus.config)
+        p_plus, r_plus, box_plus = plus.config.sets.confidence(stats, spec, plus.config.delta)
         for s in range(S):
             for a in range(A):
                 N = counts[s, a].sum()
@@ -262,8 +417,8 @@ def test_tucrl_sets_are_the_published_bounds():
     S, A, t_k = 3, 2, 5.0
     agent = jm.get_agent("tucrl", published_delta=True)
     delta = 1 / math.sqrt(t_k)
-    p_hat, r_tilde, b = agent.config.sets.confidence_at(counts, sums, squares, t_k, spec,
-                                                        agent.config, current=0)
+    p_hat, r_tilde, b = agent.config.sets.confidence(_stats(counts, sums, squares, t_k, 0),
+                                                     spec, agent.config.delta)
     L = math.log(2 * S * A * t_k / delta)
     for s in range(S):
         for a in range(A):
@@ -282,8 +437,8 @@ def test_tucrl_sets_are_the_published_bounds():
             assert bool(b.truncated[s, a]) == (explored and s != 1)
     np.testing.assert_array_equal(b.observed, [True, False, True])
     assert not bool(b.all_observed)
-    _, _, b1 = agent.config.sets.confidence_at(counts, sums, squares, t_k, spec, agent.config,
-                                            current=1)
+    _, _, b1 = agent.config.sets.confidence(_stats(counts, sums, squares, t_k, 1), spec,
+                                            agent.config.delta)
     assert bool(b1.all_observed) and not np.any(b1.truncated)
 
 
@@ -323,7 +478,10 @@ def test_tucrl_starts_an_episode_in_an_unobserved_state(env):
 @pytest.mark.parametrize("name, option, value", [
     ("scal", "span_constraint", 0.0), ("scal", "span_constraint", float("inf")),
     ("scal", "tau", 1.5), ("scal", "published_delta", 1), ("scal_plus", "span_constraint", -1),
-    ("tucrl", "published_stop", "yes"), ("tucrl", "tau", 0.0)])
+    ("scal", "published_warm_start", 1), ("scal", "ties", "random_least_visited"),
+    ("tucrl", "published_stop", "yes"), ("tucrl", "tau", 0.0), ("tucrl", "ties", "noise"),
+    ("ucrl_rlexplorer", "tau", 0.0), ("ucrl_rlexplorer", "published_delta", 1),
+    ("ucrl_rlexplorer", "ties", "random_least_visited"), ("ucrl2", "ties", "noise")])
 def test_bad_options_are_named(name, option, value):
     with pytest.raises(ValueError, match=option):
         jm.get_agent(name, **{option: value})

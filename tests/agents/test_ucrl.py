@@ -2,10 +2,8 @@
 episode bound, the first action, regret against the NumPy loop, cond_any vs lax.cond.
 (Sharding: tests/test_sharding.py, on the runs checked here.)"""
 
-import dataclasses
 import math
 from pathlib import Path
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -14,8 +12,9 @@ import pytest
 from shared_runs import SHARED_RUNS, shared_run
 
 import jaxmdp as jm
-from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes, ucrl_family_agent
-from jaxmdp.simulate import env_spec
+from jaxmdp import cli, runner
+from jaxmdp.agents import env_spec
+from jaxmdp.agents.ucrl import kl_ucrl_constants, replay_episodes
 
 ROOT = Path(__file__).resolve().parents[2]
 HORIZON, REPLICATIONS = 2000, 16
@@ -26,7 +25,7 @@ for _name in ("ucrl2", "kl_ucrl"):  # the shared runs below: chunk_size=HORIZON,
 
 # Mean pseudo-regret at T = 2000 on riverswim-6 (deterministic rewards, learned; delta
 # 0.05; EVI to span < 1/sqrt(t_k)) and its standard error, from
-#   python benchmarks/numpy_ucrl.py --horizon 2000 --replications 256 --seed 0
+#   python -m tests.reference.ucrl --horizon 2000 --replications 256 --seed 0
 NUMPY_REGRET = {"ucrl2": (1747.5782, 2.3683), "kl_ucrl": (1510.4891, 7.5002)}
 
 
@@ -133,34 +132,74 @@ def test_compact_planning_equals_plain_cond(runs, cond):
                                   runs["ucrl2"].pseudo_regret[:, :horizon])
 
 
-# --- A new variant of the family: a config and one function ---------------------------
+# --- A new variant of the family: one file, a sets class and one registration ----------
+CERTAINTY_EQUIVALENCE = '''
+import dataclasses
+
+import jax.numpy as jnp
+
+import jaxmdp as jm
+from jaxmdp.agents.options import option, real
+from jaxmdp.agents.ucrl import EVISets, ucrl_variant
+
+
 @dataclasses.dataclass(frozen=True)
-class _CertaintyEquivalence:
-    """A UCRL variant with no optimism: the empirical MDP itself (L1 radius 0, r_hat)."""
+class CertaintyEquivalence(EVISets):
+    """No optimism: the empirical MDP itself (L1 radius 0, r_hat), rewards scaled."""
 
-    ball: ClassVar[str] = "l1"
+    ball = "l1"
+    scale: float = option(1.0, real(low=0.0, low_open=True))
 
-    def confidence(self, counts, reward_sums, reward_squares, t_k, spec, config):
-        n = jnp.maximum(counts.sum(-1), 1).astype(t_k.dtype)
-        return counts / n[..., None], reward_sums / n, jnp.zeros(n.shape, t_k.dtype)
+    def confidence(self, stats, spec, delta):
+        n = jnp.maximum(stats.counts.sum(-1), 1).astype(stats.t_k.dtype)
+        return (stats.counts / n[..., None], self.scale * stats.reward_sums / n,
+                jnp.zeros(n.shape, stats.t_k.dtype))
 
 
-def test_a_new_variant_needs_a_config_and_one_function():
-    # Its first episode plans on the empirical MDP: EVI with radius 0 is value iteration,
-    # whose greedy policy must be the optimal policy that policy iteration finds.
-    agent = ucrl_family_agent("certainty_equivalence", _CertaintyEquivalence(),
-                              epsilon_rule="t", max_evi_steps=100_000)
-    assert agent.config.ball == "l1" and agent.config.sets == _CertaintyEquivalence()
+factory = ucrl_variant(CertaintyEquivalence, "certainty_equivalence", epsilon_rule="t",
+                       max_evi_steps=100_000)
+jm.register_agent("certainty_equivalence", factory)
+'''
+
+
+def test_a_new_variant_is_a_sets_class_and_one_registration(tmp_path, monkeypatch):
+    (tmp_path / "certainty.py").write_text(CERTAINTY_EQUIVALENCE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    assert cli.main(["run", "--env", "riverswim-6", "--agents", "certainty:factory",
+                        "--horizon", "40", "--replications", "2", "--out", str(out),
+                        "--no-progress", "--x64"]) == 0
+    _, data = runner.load_results(out / "results.npz")
+    assert data["pseudo_regret_certainty_equivalence"].shape == (2, 40)
+    agent = jm.get_agent("certainty_equivalence", scale=0.5)
+    assert agent != jm.get_agent("certainty_equivalence") and hash(agent) != hash(
+        jm.get_agent("certainty_equivalence"))
+    assert agent.config.ball == "l1" and agent.config.epsilon_rule == "t"
+    with pytest.raises(ValueError, match="scale must be a positive finite number"):
+        jm.get_agent("certainty_equivalence", scale=0.0)
+    # With initial counts of at least 50 per pair, the first episode (the empirical MDP,
+    # planned by EVI with radius 0: value iteration) lasts the 40 rounds; its greedy policy
+    # is the optimal policy of the empirical MDP that policy iteration finds.
     mdp = jm.envs.make("riverswim-6")
-    spec = env_spec(mdp)
     rng = np.random.default_rng(7)
-    counts = rng.integers(1, 20, (6, 2, 6)).astype(np.int32)
+    counts = rng.integers(50, 60, (6, 2, 6)).astype(np.int32)
     sums = rng.uniform(0, 1, (6, 2)) * counts.sum(-1)
-    obs = jm.Observation(jnp.int32(10**9), jnp.int32(0), jnp.int32(0), jnp.asarray(counts),
-                         jnp.asarray(sums))
-    key = jax.random.key(0)
-    _, state = jax.jit(lambda s, o: agent.step(key, s, o, spec))(agent.init(key, spec), obs)
-    assert int(state.episodes) == 1 and int(state.evi_unconverged) == 0
+    traj = jm.simulate(mdp, "certainty_equivalence", 40, 2, seed=0, progress=False,
+                       initial_counts=counts, initial_reward_sums=sums)
+    assert np.all(np.asarray(traj.agent_state.episodes) == 1)
+    assert np.all(np.asarray(traj.agent_state.evi_unconverged) == 0)
     n = counts.sum(-1)
     _, _, policy = jm.solve_average_reward(jm.MDP(counts / n[..., None], sums / n))
-    np.testing.assert_array_equal(state.policy, policy)
+    np.testing.assert_array_equal(traj.agent_state.policy, np.stack([policy] * 2))
+
+
+def test_settings_are_options_that_enter_equality_and_hash():
+    assert jm.get_agent("ucrl2", episode_chunk=8) != jm.get_agent("ucrl2")
+    assert hash(jm.get_agent("ucrl2", episode_chunk=8)) != hash(jm.get_agent("ucrl2"))
+    assert jm.get_agent("psrl", episode_chunk=8) != jm.get_agent("psrl")
+    for name in ("ucrl2", "kl_ucrl", "ucrl2b", "ucrl3", "scal", "scal_plus", "tucrl",
+                 "tsde", "psrl"):
+        assert jm.get_agent(name, episode_chunk=4).config.episode_chunk == 4
+        with pytest.raises(ValueError, match="episode_chunk must be a positive integer"):
+            jm.get_agent(name, episode_chunk=0)

@@ -4,14 +4,15 @@ episodes replayed from recorded paths, its regret against the NumPy loop."""
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from published_runs import assert_same_mean, jax_final_regrets, numpy_final_regrets
 
 import jaxmdp as jm
+from jaxmdp.agents import env_spec
 from jaxmdp.agents.confidence import ucrl2b_reward_upper, ucrl2b_transition_box
-from jaxmdp.agents.ucrl import replay_episodes
-from jaxmdp.simulate import env_spec
+from jaxmdp.agents.ucrl import EpisodeStats, replay_episodes
 
 
 @pytest.mark.parametrize("n, k, delta", [(1, 0, 0.05), (1, 1, 0.05), (7, 3, 0.05),
@@ -48,7 +49,9 @@ def test_confidence_set_from_counts_and_reward_squares():
     for full in (jm.get_agent("ucrl2b").config,
                  jm.get_agent("ucrl2b", c_sqrt=1.0, c_lin=3.0, delta_split=6).config):
         config = full.sets
-        p_hat, r_tilde, box = config.confidence(counts, sums, squares, 10.0, spec, full)
+        stats = EpisodeStats(jnp.asarray(counts), jnp.asarray(sums), jnp.asarray(squares),
+                             jnp.asarray(10.0), jnp.int32(0), jnp.zeros(2))
+        p_hat, r_tilde, box = config.confidence(stats, spec, full.delta)
         n = np.maximum(counts.sum(-1), 1)
         L = np.log(n / (0.05 / (config.delta_split * 12)))
         for s in range(6):

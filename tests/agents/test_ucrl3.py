@@ -4,6 +4,7 @@ episodes replayed from recorded paths, its regret against the NumPy loop."""
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from published_runs import assert_same_mean, jax_final_regrets, nb, numpy_final_regrets
@@ -143,8 +144,8 @@ def test_episode_bounds_are_the_bisections_on_the_seen_transitions():
     (``masked_elementwise``): there they are ``ucrl3_transition_bounds`` of the empirical
     laws (to the last bits, which the compiled program's rounding of ``p_hat`` may move),
     under ``vmap`` as the agent runs them, and they are 0 elsewhere."""
-    from jaxmdp.agents.ucrl import UCRL3Sets
-    from jaxmdp.simulate import env_spec
+    from jaxmdp.agents import env_spec
+    from jaxmdp.agents.ucrl import EpisodeStats, UCRL3Sets
 
     mdp = jm.envs.make("riverswim-6")
     agent = jm.get_agent("ucrl3")
@@ -153,8 +154,9 @@ def test_episode_bounds_are_the_bisections_on_the_seen_transitions():
     zeros = np.zeros((3, 6, 2))
 
     def bounds(counts):
-        _, _, b = UCRL3Sets().confidence(counts, zeros[0], zeros[0], 100, env_spec(mdp),
-                                         agent.config)
+        stats = EpisodeStats(counts, zeros[0], zeros[0], jnp.asarray(100.0), jnp.int32(0),
+                             jnp.zeros(2))
+        _, _, b = UCRL3Sets().confidence(stats, env_spec(mdp), agent.config.delta)
         return b.lower, b.upper
 
     lower, upper = jax.jit(jax.vmap(bounds))(counts)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import _calibration  # noqa: E402
+from benchmarks import _calibration
 
 
 def test_calibrate_times_both_workloads_and_formats_one_line():
@@ -63,11 +62,8 @@ def test_compare_prints_the_calibration_line_unless_it_only_plots(tmp_path, monk
                                                                    capsys):
     # experiments/compare.py reports wall times: a run that computes prints the machine's
     # calibration line first; --plot-only, which measures nothing, does not.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
-    try:
-        import compare
-    finally:
-        sys.path.pop(0)
+    from experiments import compare
+
     monkeypatch.setattr(compare._calibration, "calibration_line",
                         lambda result=None: "calibration: <this machine>")
     argv = ["--horizon", "20", "--replications", "2", "--agents", "ucb", "--envs",

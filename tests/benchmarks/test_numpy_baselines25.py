@@ -1,19 +1,15 @@
-"""The building blocks of benchmarks/numpy_baselines25.py (the NumPy references of the
+"""The building blocks of tests/reference/published.py (the NumPy references of the
 published baselines) against independent computations: the published formulas evaluated
-directly, scipy's linprog, brute-force grids and numpy_reference's KL solver."""
+directly, scipy's linprog, brute-force grids and tests/reference/indices.py's KL solver."""
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import numpy_baselines25 as nb  # noqa: E402
-import numpy_reference as npref  # noqa: E402
+from tests.reference import indices as npref
+from tests.reference import published as nb
 
 DELTA_SA = 0.05 / (6 * 2 * (3 + 3 * 6))
 

@@ -1035,3 +1035,133 @@ def test_vmap_is_the_native_batch(fun, n):
     vjp_rows = [np.sum(g * t, axis=-1) if g.ndim == 2 else g * t
                 for g, t in zip(vmap_of_grad, tangents)]
     np.testing.assert_allclose(jvp, sum(vjp_rows), rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------
+# The accelerator layout (jaxmdp/indices/kl.py, _native), forced on the CPU: no sequential
+# blocks, the root finder's first steps a loop of fixed trip count (exponential-fit steps),
+# then one check and the data-dependent loop only while an instance still runs. Against
+# the CPU layout's programs above (the same shapes: N_BATCH rows of S = 10^4, N_LEVELS
+# levels of one problem of S = 10^5, float64); float32 input against float64 on the same
+# inputs at test_float32_close_to_float64's tolerances. Its passes (fixed steps, then the
+# data-dependent trips: max(_ACCELERATOR_STEPS, the batch's most steps)) are at most 8.
+# ---------------------------------------------------------------------------------------
+from jaxmdp.indices import kl as _kl  # noqa: E402
+
+ACCELERATOR_PASSES = 8
+
+
+def _on_accelerator(p, v, delta, rho):
+    return (_kl._kl_ucb_solve_on("accelerator", p, v, delta),
+            _kl._kinf_solve_on("accelerator", p, v, rho))
+
+
+_ACCELERATOR = {
+    "batch": jax.jit(_on_accelerator),  # N_BATCH problems (rows), one level each
+    "levels": jax.jit(jax.vmap(_on_accelerator, in_axes=(None, None, 0, 0))),  # N_LEVELS
+}
+
+
+def _check_accelerator(form, p, v, deltas, rhos):
+    """The accelerator layout's C and D (``form``: "batch" or "levels", as the CPU
+    programs ``batch`` and ``levels``) against the CPU layout; returns the passes."""
+    dtype = np.asarray(p).dtype
+    cast = lambda x: np.asarray(x, dtype)  # noqa: E731
+    solutions = _ACCELERATOR[form](cast(p), cast(v), cast(deltas), cast(rhos))
+    up = lambda x: cast(x).astype(np.float64)  # noqa: E731
+    cpu = batch if form == "batch" else levels
+    scale = np.abs(up(v)).max(axis=-1)
+    passes = 0
+    for which, sol, level in [("C", solutions[0], deltas), ("D", solutions[1], rhos)]:
+        got = np.asarray(sol.value).astype(np.float64)
+        want = cpu(which, up(p), up(v), up(level))
+        assert _no_nan([got, sol.multiplier, sol.q]) and bool(jnp.all(sol.converged)), which
+        infinite = np.isinf(want)
+        np.testing.assert_array_equal(got[infinite], want[infinite])  # -inf or +inf
+        finite = ~infinite
+        if dtype == np.float64:
+            np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=0,
+                                       err_msg=which)
+        elif which == "C":
+            error = np.abs(got - want)[finite]
+            assert np.all(error <= 1e-5 * np.broadcast_to(scale, got.shape)[finite]), which
+        else:
+            np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-6)
+        passes = max(passes, _kl._ACCELERATOR_STEPS, int(np.max(sol.num_steps)))
+    assert passes <= ACCELERATOR_PASSES
+    return passes
+
+
+def _large_s_batches(n):
+    """Row sets of N_BATCH problems of S = n: random; the inverse-pair test's sparse p and
+    normal v; the extreme problem at its levels; degenerate and boundary cases."""
+    rng = np.random.default_rng(n + 1)
+    fractions = np.array([1e-4, 0.01, 0.2, 0.5, 0.9, 0.99])
+    deltas = np.array([1e-6, 1e-3, 0.05, 0.5, 2.0, 8.0])
+
+    def rows(p, v, deltas, fractions):
+        mean = np.sum(p * v, axis=-1)
+        return p, v, deltas, mean + fractions * (v.max(axis=-1) - mean)
+
+    yield rows(rng.dirichlet(np.ones(n), size=N_BATCH), rng.uniform(size=(N_BATCH, n)),
+               deltas, fractions)
+    yield rows(rng.dirichlet(np.full(n, 0.3), size=N_BATCH), rng.normal(size=(N_BATCH, n)),
+               deltas, fractions)
+    p, v = (np.broadcast_to(x, (N_BATCH, n)) for x in _extreme_problem(n))
+    for part in (slice(0, 6), slice(2, 8)):
+        p_, v_, d_, r_ = rows(p, v, EXTREME_DELTAS[part], np.array(EXTREME_FRACTIONS[part]))
+        r_[np.array(EXTREME_FRACTIONS[part]) == 1.0] = v.max()
+        yield p_, v_, d_, r_
+    # Degenerate rows (delta < 0 / rho > max v, delta = 0 / rho < p.v, constant v, p on
+    # the argmax, rho = max v) and the boundary optimum (p zero on the top states:
+    # Filippi et al.).
+    p = rng.dirichlet(np.ones(n), size=N_BATCH)
+    v = rng.uniform(size=(N_BATCH, n))
+    v[2] = 0.3
+    p[3] = np.eye(n)[np.argmax(v[3])]
+    top = v[4] >= np.quantile(v[4], 0.9)
+    p[4, top] = 0.0
+    p[4] /= p[4].sum()
+    mean = np.sum(p * v, axis=-1)
+    supp = p[4] > 0
+    switch = p[4, supp] @ np.log(v[4].max() - v[4, supp]) + np.log(
+        p[4, supp] @ (1 / (v[4].max() - v[4, supp])))
+    deltas = np.array([-1.0, 0.0, 0.1, 0.1, 2 * switch, 0.3])
+    rhos = np.array([v[0].max() + 1, mean[1] - 0.1, 0.3, v[3].max(), v[4].max() - 1e-3,
+                     v[5].max()])
+    yield p, v, deltas, rhos
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_accelerator_layout_at_ten_thousand_states(dtype):
+    passes = [_check_accelerator("batch", *rows) for rows in _large_s_batches(10_000)]
+    assert max(passes) <= ACCELERATOR_PASSES
+    if dtype == np.float64:
+        # The documented degenerate values, from the last row set.
+        p, v, deltas, rhos = list(_large_s_batches(10_000))[-1]
+        c, d = (np.asarray(s.value) for s in _ACCELERATOR["batch"](p, v, deltas, rhos))
+        assert c[0] == -np.inf and d[0] == np.inf and d[1] == 0 and d[3] == 0
+        np.testing.assert_allclose(c[1:3], [p[1] @ v[1], 0.3], rtol=1e-14)
+        assert c[3] == v[3].max() and d[2] == 0 and d[5] == np.inf
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_accelerator_layout_at_a_hundred_thousand_states(dtype):
+    n = 100_000
+    p, v = _extreme_problem(n)
+    rhos = _rho_levels(p, v, EXTREME_FRACTIONS)
+    rhos[-1] = v.max()
+    _check_accelerator("levels", p.astype(dtype), v.astype(dtype), EXTREME_DELTAS, rhos)
+    p, v = _problem(n, n)
+    rhos = _rho_levels(p, v, [1e-6, 1e-3, 0.05, 0.2, 0.5, 0.8, 0.95, 0.999])
+    _check_accelerator("levels", p.astype(dtype), v.astype(dtype), EXTREME_DELTAS, rhos)
+
+
+def test_layout_follows_the_platform(monkeypatch):
+    assert _kl._layout() == "cpu"
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert _kl._layout() == "accelerator"
+    with jax.default_device(jax.devices("cpu")[0]):  # a computation placed on the CPU
+        assert _kl._layout() == "cpu"
+    with pytest.raises(ValueError, match="layout must be one of"):
+        _kl._native(_kl._kl_ucb_flat, jnp.ones(2) / 2, jnp.zeros(2), jnp.ones(()), "gpu")

@@ -141,11 +141,8 @@ def test_bad_input_raises_value_error():
         kl_ucb_qform(p, v, delta)  # batched input: use vmap
     with pytest.raises(ValueError, match="tol must be positive, got"):
         kl_ucb_2d(p[0], v[0], 0.1, tol=0.0)
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        import timing
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
+    from experiments import timing
+
     with pytest.raises(ValueError, match="--dtype must be float32 or float64, got"):
         timing.parse_args(["--dtype", "float16"])
     with pytest.raises(ValueError, match="--sizes must be"):

@@ -1,7 +1,5 @@
 """Tests for jaxmdp.planning.estimate: p_hat, good actions and the estimated MDP's solution."""
 
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -9,10 +7,8 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.planning.estimate import estimated_mdp, good_actions, transition_estimate
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import numpy_reference as ref  # noqa: E402
+from jaxmdp.planning import estimated_mdp, good_actions, transition_estimate
+from tests.reference import mdp as ref
 
 
 def _counts(seed, shape=(3, 2, 3), high=20):

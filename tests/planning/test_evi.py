@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 import jaxmdp as jm
-from jaxmdp.planning.evi import INNER_MAXIMISATIONS, BoxBounds
+from jaxmdp.planning import BALLS, BoxBounds
 
 # ---------------------------------------------------------------------------------------
 # Problems and references.
@@ -174,7 +174,7 @@ def test_l1_inner_max_same_on_cpu_and_accelerators(seed, S, A, zeros, ties, monk
     results = []
     for backend in ("cpu", "gpu"):
         monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)
-        inner = INNER_MAXIMISATIONS["l1"]()
+        inner = BALLS["l1"]()
         results.append(jax.jit(inner.solve, static_argnums=3)(inner.layout(p), u, radius, True))
     (values, q), (values_ref, q_ref) = results
     assert q.shape == q_ref.shape == p.shape

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import jaxmdp as jm
-from jaxmdp.planning import incremental
-from jaxmdp.planning.estimate import estimate, estimated_mdp
+from jaxmdp.planning import estimate, estimated_mdp, incremental
 
 
 @functools.partial(jax.jit, static_argnames="horizon")
@@ -69,8 +68,7 @@ def _planner_along_trajectory(mdp, counts0, key, *, horizon, refresh_every):
     """The paper agents' planner (row updates of p_hat, Sherman-Morrison on the changed
     rows only) against a rebuild from the counts and a full LU re-solve, every round."""
     from jaxmdp.agents.rounds import init_estimate, observe, played, solve_estimate
-    from jaxmdp.planning import incremental_planner
-    from jaxmdp.planning.estimate import transition_estimate
+    from jaxmdp.planning import incremental_planner, transition_estimate
 
     num_states, num_actions = mdp.R.shape
     state0 = init_estimate(jnp.zeros_like(counts0), mdp.R, mdp.mask,
@@ -181,6 +179,9 @@ def test_batched_evaluations_after_the_first_run_on_the_rows_that_switch():
 def test_incremental_chunk_is_checked():
     assert incremental.incremental_planner(chunk=1) is incremental.incremental_planner(chunk=1)
     incremental.incremental_planner(chunk=2)
-    for chunk in (0, -1, 2.0, True):  # 2.0 and True equal cached 2 and 1
-        with pytest.raises(ValueError, match="chunk must be a positive int or None"):
+    for chunk in (0, -1, 2.0, True, "four"):  # 2.0 and True equal cached 2 and 1
+        with pytest.raises(ValueError, match="chunk must be a positive int, None or 'auto'"):
             incremental.incremental_planner(chunk=chunk)
+    # "auto": the backend's batching (4 per pass on a CPU; one loop on an accelerator).
+    assert incremental.incremental_planner() is incremental.incremental_planner(
+        chunk=incremental.CONTINUE_CHUNK)

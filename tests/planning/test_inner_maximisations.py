@@ -4,9 +4,7 @@ the NumPy loop of the published rule, the published loop in exact rational arith
 a transcription of the published loops into nested ``lax.while_loop``s."""
 
 import math
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -17,11 +15,8 @@ from scipy.optimize import linprog
 
 import jaxmdp as jm
 from jaxmdp import planning
-from jaxmdp.agents.ucrl3_support import UCRL3Bounds, near_optimistic_support
-from jaxmdp.planning.evi import BoxBounds, box_maximise
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import numpy_baselines25 as nb  # noqa: E402
+from jaxmdp.planning import BoxBounds, UCRL3Bounds, box_maximise, near_optimistic_support
+from tests.reference import published as nb
 
 
 def _lp(lower, upper, u):
@@ -366,9 +361,9 @@ def test_box_ball_evi_converges_and_checks_its_radius():
 def test_kl_published_inner_is_the_numpy_maximiser_with_the_bug(seed):
     """``ball="kl_published"`` against the NumPy ``kl_inner(search_up_bug=True)``
     (``KLUCRL.MaxKL`` as published) on random rows, ties at the maximum and zeros."""
-    from jaxmdp.planning.evi import INNER_MAXIMISATIONS
+    from jaxmdp.planning import BALLS
 
-    solve = INNER_MAXIMISATIONS["kl_published"]().solve
+    solve = BALLS["kl_published"]().solve
     rng = np.random.default_rng(seed)
     S = 6
     for trial in range(40):

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxmdp.mdp import MDP
-from jaxmdp.planning.policy_iteration import solve_average_reward
+from jaxmdp.planning._policy_iteration import solve_average_reward
 
 __all__ = [
     "Estimate",

@@ -9,7 +9,9 @@ the previous policy, ``numpy.linalg.solve`` for each evaluation), the agent's in
 transition and a reward drawn from the true MDP.
 
 It shares no code with ``jaxmdp``: it exists to check the JAX simulator (tests compare
-mean pseudo-regret) and as the baseline of ``benchmarks/simulate.py``.
+mean pseudo-regret) and as the baseline of ``benchmarks/simulate.py``. The policy
+iteration, the true MDP's solve and the indices are those of :mod:`tests.reference.mdp`
+and :mod:`tests.reference.indices`.
 
 Decision rules (ties go to the lowest action index everywhere):
 
@@ -35,8 +37,8 @@ MDP is solved by relative value iteration with an aperiodicity transform, finish
 exact policy iteration and checked against the optimality equations (RiverSwim has zero
 transition probabilities); the estimated MDP is always unichain (p_hat > 0).
 
-Run, for example,
-``python benchmarks/numpy_reference.py --agent ucb --horizon 2000 --replications 256``
+Run, for example (from the repository root),
+``python -m tests.reference.paper --agent ucb --horizon 2000 --replications 256``
 or ``... --mdp riverswim-6 --rewards bernoulli --unknown-rewards --agent ucb ps``
 to print the mean pseudo-regret at the horizon with its standard error.
 """
@@ -48,52 +50,20 @@ import math
 import time
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
+
+from tests.reference.indices import gaussian_kinf, gaussian_kl_ucb, joint_law, kinf, kl_ucb, l1_ucb
+from tests.reference.mdp import (
+    PAPER_P,
+    PAPER_R,
+    RIGGED_COUNTS,
+    policy_iteration,
+    riverswim,
+    true_gaps,
+)
 
 AGENTS = ("ucb", "dmed", "olp", "ps")
 REWARD_LAWS = ("deterministic", "bernoulli", "gaussian")
 MDPS = ("paper", "riverswim-6")
-
-# The paper's 3-state example (section 5), P[x, a, y] and R[x, a].
-PAPER_P = np.array([
-    [[0.04, 0.69, 0.27], [0.28, 0.68, 0.04]],
-    [[0.88, 0.01, 0.11], [0.26, 0.33, 0.41]],
-    [[0.02, 0.46, 0.52], [0.43, 0.35, 0.22]],
-])
-PAPER_R = np.array([[0.13, 0.18], [0.47, 0.71], [0.89, 0.63]])
-# The rigged start of section 5.1, N[x, a, y].
-RIGGED_COUNTS = np.array([
-    [[8, 1, 1], [1, 1, 8]],
-    [[1, 1, 8], [8, 1, 1]],
-    [[8, 1, 1], [1, 1, 8]],
-])
-
-
-def riverswim(n_states=6):
-    """RiverSwim: (P [S, 2, S], R [S, 2]); action 0 = left, 1 = right; start in state 0.
-
-    Left moves to max(s-1, 0) surely. Right: from 0 to 1 w.p. 0.4 (else stays); from
-    0 < s < S-1 right 0.4, left 0.05, stays 0.55; from S-1 left 0.05, stays 0.95.
-    Rewards r(0, left) = 0.005, r(S-1, right) = 1, all others 0.
-    """
-    S = n_states
-    P = np.zeros((S, 2, S))
-    R = np.zeros((S, 2))
-    for s in range(S):
-        P[s, 0, max(s - 1, 0)] = 1.0
-        if s == 0:
-            P[s, 1, 1] = 0.4
-            P[s, 1, 0] = 0.6
-        elif s < S - 1:
-            P[s, 1, s + 1] = 0.4
-            P[s, 1, s - 1] = 0.05
-            P[s, 1, s] = 0.55
-        else:
-            P[s, 1, s - 1] = 0.05
-            P[s, 1, s] = 0.95
-    R[0, 0] = 0.005
-    R[S - 1, 1] = 1.0
-    return P, R
 
 
 def get_mdp(name):
@@ -105,199 +75,6 @@ def get_mdp(name):
     else:
         raise ValueError(f"mdp must be one of {MDPS}, got {name!r}")
     return P, R, np.ones(R.shape, dtype=bool)
-
-
-# ----------------------------------------------------------------------------- planning
-def policy_iteration(P, R, mask, policy=None, max_iter=100):
-    """Average-reward policy iteration for a unichain MDP; returns (gain, bias, policy).
-
-    The bias is normalised by ``bias[0] = 0``. An improvement step keeps the current
-    action unless another is better by more than a relative 1e-12; ties go to the lowest
-    action index.
-    """
-    S = P.shape[0]
-    states = np.arange(S)
-    if policy is None:
-        policy = np.argmax(mask, axis=1)
-    else:
-        policy = np.where(mask[states, policy], policy, np.argmax(mask, axis=1))
-    for _ in range(max_iter):
-        P_pi = P[states, policy]
-        r_pi = R[states, policy]
-        # g + h_x - sum_y P_pi[x, y] h_y = r_x with h_0 = 0: unknowns (g, h_1, ..., h_{S-1}).
-        M = np.eye(S) - P_pi
-        M[:, 0] = 1.0
-        z = np.linalg.solve(M, r_pi)
-        gain = z[0]
-        bias = z.copy()
-        bias[0] = 0.0
-        Q = R + P @ bias
-        Q = np.where(mask, Q, -np.inf)
-        best = Q.max(axis=1)
-        tol = 1e-12 * max(1.0, np.abs(best).max())
-        keep = Q[states, policy] >= best - tol
-        new_policy = np.where(keep, policy, np.argmax(Q >= best[:, None] - tol, axis=1))
-        if np.array_equal(new_policy, policy):
-            return gain, bias, policy
-        policy = new_policy
-    return gain, bias, policy
-
-
-def solve_true_mdp(P, R, mask, tau=0.5, tol=1e-13, max_iter=1_000_000):
-    """Gain, bias (bias[0] = 0) and policy of the true MDP, robust to zero transitions.
-
-    Relative value iteration on the aperiodic transform P' = tau P + (1 - tau) I,
-    r' = tau r (same bias and optimal actions, gain tau g) until the span of
-    T h - h is below ``tol``; then exact policy iteration started from its greedy policy
-    (a linear solve: the fixed point satisfies the optimality equations with equality);
-    finally the optimality equations are checked. Assumes a unichain optimal policy
-    (true of the paper's MDP and RiverSwim, whose every policy reaches state 0).
-    """
-    S = P.shape[0]
-    Pt = tau * P + (1.0 - tau) * np.eye(S)[:, None, :]
-    Rt = tau * R
-    h = np.zeros(S)
-    for _ in range(max_iter):
-        Th = np.where(mask, Rt + Pt @ h, -np.inf).max(axis=1)
-        diff = Th - h
-        h = Th - Th[0]
-        if diff.max() - diff.min() < tol:
-            break
-    else:
-        raise RuntimeError("relative value iteration did not converge")
-    rvi_gain = 0.5 * (diff.max() + diff.min()) / tau
-    Q = np.where(mask, R + P @ h, -np.inf)
-    greedy = np.argmax(Q >= Q.max(axis=1, keepdims=True) - 1e-10, axis=1)
-    gain, bias, policy = policy_iteration(P, R, mask, greedy)
-    residual = np.where(mask, R + P @ bias, -np.inf).max(axis=1) - (gain + bias)
-    if np.abs(residual).max() > 1e-9 or abs(gain - rvi_gain) > 1e-9:
-        raise RuntimeError(f"true MDP solve failed: residual {np.abs(residual).max():.3g}, "
-                           f"gain {gain} vs relative value iteration {rvi_gain}")
-    return gain, bias, policy
-
-
-def true_gaps(P, R, mask):
-    """Gain of the true MDP and the gaps Delta(x, a) = g + h_x - r(x, a) - P[x, a].h."""
-    gain, bias, _ = solve_true_mdp(P, R, mask)
-    gap = gain + bias[:, None] - (R + P @ bias)
-    gap = np.where(mask, np.maximum(gap, 0.0), 0.0)
-    gap[np.abs(gap) < 1e-12] = 0.0
-    return gain, gap
-
-
-# ------------------------------------------------------------------------------ indices
-def kl_ucb(p, v, delta):
-    """sup{q.v : KL(p||q) <= delta} via the 1-D dual in eta > max v, solved by brentq."""
-    mu = float(p @ v)
-    V = float(v.max())
-    span = V - float(v.min())
-    if delta <= 0 or span == 0:
-        return mu
-    w = (V - v) / span  # >= 0, zero at the maximisers; the problem is affine invariant
-
-    def h(s):  # eta = V + s * span; h decreases from +inf (s -> 0) to 0 (s -> inf)
-        d = s + w
-        return float(p @ np.log(d) + math.log(p @ (1.0 / d))) - delta
-
-    lo, hi = 1e-3, 1.0
-    while h(hi) > 0:
-        hi *= 4.0
-    while h(lo) < 0 and lo > 1e-300:
-        lo *= 1e-3
-    if h(lo) < 0:  # mass of the maximisers ~1: the bound is V
-        return V
-    s = brentq(h, lo, hi, xtol=1e-14, rtol=1e-12)
-    d = s + w
-    c = 1.0 / float(p @ (1.0 / d))
-    return V + span * (s - c)
-
-
-def kinf(p, v, rho):
-    """inf{KL(p||q) : q.v >= rho} via Theorem 4's equation in lambda, solved by brentq."""
-    mu = float(p @ v)
-    V = float(v.max())
-    if rho <= mu:
-        return 0.0
-    if rho >= V:
-        return math.inf
-    a = rho - v
-
-    def g(lam):
-        return float(p @ (a / (1.0 + lam * a)))
-
-    if g(0.0) <= 0:  # rho = p.v up to rounding (p.v and p.(rho - v) round differently)
-        return 0.0
-    hi = 1.0 / (V - rho)
-    lam = brentq(g, 0.0, hi * (1.0 - 1e-12), xtol=1e-15 * hi, rtol=1e-12)
-    return float(p @ np.log1p(lam * a))
-
-
-def l1_ucb(p, v, d):
-    """sup{q.v : ||q - p||_1 <= d}: move min(d/2, 1 - p_best) from the lowest-v states."""
-    q = p.copy()
-    best = int(np.argmax(v))
-    move = min(d / 2.0, 1.0 - p[best])
-    q[best] += move
-    for y in np.argsort(v, kind="stable"):
-        if move <= 0:
-            break
-        if y == best:
-            continue
-        take = min(q[y], move)
-        q[y] -= take
-        move -= take
-    return float(q @ v)
-
-
-def joint_law(p, v, r):
-    """Bounded-reward model: the law of (reward in {0, 1}, next state) and its values.
-
-    Returns (concat((1 - r) p, r p), concat(v, 1 + v)), so that the mean is r + p.v.
-    """
-    return np.concatenate(((1.0 - r) * p, r * p)), np.concatenate((v, 1.0 + v))
-
-
-def gaussian_kl_ucb(p, v, r, sigma, delta):
-    """sup{mu + q.v : KL(p||q) + (mu - r)^2 / (2 sigma^2) <= delta}.
-
-    = r + max over 0 <= d1 <= delta of kl_ucb(p, v, d1) + sigma sqrt(2 (delta - d1)), a
-    concave 1-D problem: bounded Brent (``minimize_scalar``), then both end points.
-    """
-    if delta <= 0:
-        return float(r + p @ v)
-
-    def neg(d1):
-        return -(kl_ucb(p, v, d1) + sigma * math.sqrt(2.0 * max(delta - d1, 0.0)))
-
-    res = minimize_scalar(neg, bounds=(0.0, delta), method="bounded",
-                          options={"xatol": 1e-12 * delta, "maxiter": 500})
-    return float(r - min(res.fun, neg(0.0), neg(delta)))
-
-
-def gaussian_kinf(p, v, r, sigma, target):
-    """min over mu of (mu - r)^2 / (2 sigma^2) + kinf(p, v, target - mu).
-
-    Written in rho = target - mu, over [p.v, min(V, target - r)] where the convex
-    objective can attain its minimum (rho < p.v only raises the quadratic; rho > V is
-    infeasible); at rho = V, kinf is its limit -ln p(argmax v). Bounded Brent, then both
-    end points.
-    """
-    mu_p = float(p @ v)
-    V = float(v.max())
-    if r + mu_p >= target:
-        return 0.0
-    p_top = float(p[v == V].sum())
-
-    def f(rho):
-        quad = (target - rho - r) ** 2 / (2.0 * sigma ** 2)
-        return quad + (kinf(p, v, rho) if rho < V else -math.log(p_top))
-
-    hi = min(V, target - r)
-    if hi <= mu_p:  # v constant: only the reward can move
-        return f(mu_p)
-    res = minimize_scalar(f, bounds=(mu_p, hi), method="bounded",
-                          options={"xatol": 1e-12 * (hi - mu_p), "maxiter": 500})
-    return float(min(res.fun, f(mu_p), f(hi)))
 
 
 # ------------------------------------------------------------------------------- agents
@@ -522,7 +299,7 @@ def main(argv=None):
                         help="start from the rigged counts (paper MDP, known rewards)")
     args = parser.parse_args(argv)
     P, R, mask = get_mdp(args.mdp)
-    import _calibration
+    from benchmarks import _calibration
 
     print(_calibration.calibration_line(), flush=True)
     if args.rigged and args.mdp != "paper":

@@ -28,7 +28,9 @@ replications of its own devices, and the results are gathered to every process.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import itertools
 import math
 import numbers
 from typing import Any, NamedTuple
@@ -42,7 +44,8 @@ from jax.extend.random import threefry_2x32
 import jaxmdp._sharding as sharding
 from jaxmdp._cache import enable_compilation_cache
 from jaxmdp._progress import Progress
-from jaxmdp.agents import Agent, EnvSpec, Observation, get_agent
+from jaxmdp.agents import Agent, Observation, env_spec, get_agent
+from jaxmdp.agents.options import merge_numbers, split_numbers
 from jaxmdp.mdp import MDP
 from jaxmdp.planning import Status, solve_average_reward
 from jaxmdp.planning.suboptimality import gains_and_gaps, gaps
@@ -111,6 +114,8 @@ class _Carry(NamedTuple):
     agent_state: Any
     pseudo_regret: jax.Array
     regret: jax.Array
+    previous: jax.Array  # int32 [2]: the previous round's state and action ((-1, -1): none)
+    reward: jax.Array  # the previous round's observed reward (0: none)
 
 
 def _uniform(words, dtype):
@@ -171,12 +176,21 @@ def _observed_reward(u, mean, mdp: MDP):
     return mean
 
 
-def env_spec(mdp: MDP, initial_round: int = 1) -> EnvSpec:
-    """The :class:`~jaxmdp.agents.EnvSpec` an agent is given for ``mdp``, whose first
-    played round is ``initial_round`` (1 plus the number of initial transitions)."""
-    return EnvSpec(num_states=mdp.num_states, num_actions=mdp.num_actions, mask=mdp.mask,
-                   rewards=mdp.R, reward_law=mdp.reward_law, reward_sigma=mdp.reward_sigma,
-                   initial_round=initial_round)
+def _with_numbers(agent: Agent, numbers: dict) -> Agent:
+    """``agent`` with its number options (placeholders of its structure,
+    :func:`jaxmdp.agents.options.split_numbers`) set to ``numbers`` (traced arrays)."""
+    if not numbers:
+        return agent
+    return dataclasses.replace(agent, config=merge_numbers(agent.config, numbers))
+
+
+def _split_agent(agent: Agent, dtype) -> tuple[Agent, dict]:
+    """``(structure, numbers)``: ``agent`` with its number options replaced by
+    placeholders (the static part of the program), and those numbers as arrays of
+    ``dtype`` (its traced part)."""
+    structure, numbers = split_numbers(agent.config)
+    numbers = {path: jnp.asarray(value, dtype) for path, value in numbers.items()}
+    return dataclasses.replace(agent, config=structure), numbers
 
 
 def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool,
@@ -197,7 +211,9 @@ def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool,
         half = len(words) // 2
         u_next, u_reward = _uniform(words[:half], dtype), _uniform(words[half:], dtype)
         observation = Observation(t=t0 + index, step=index, state=x, counts=carry.counts,
-                                  reward_sums=carry.reward_sums)
+                                  reward_sums=carry.reward_sums,
+                                  previous_state=carry.previous[0],
+                                  previous_action=carry.previous[1], reward=carry.reward)
         action, agent_state = agent.step(action_key, carry.agent_state, observation, spec)
         y = _next_state(u_next, mdp.P[x, action])
         reward = _observed_reward(u_reward, mdp.R[x, action], mdp)
@@ -210,6 +226,8 @@ def _make_step(agent: Agent, mdp: MDP, gain, delta, t0, record_path: bool,
             agent_state=agent_state,
             pseudo_regret=carry.pseudo_regret + delta[x, action],
             regret=carry.regret + (gain - reward),
+            previous=jnp.stack([x, action]).astype(jnp.int32),
+            reward=reward,
         )
         path = (x, action) if record_path else ()
         return carry, (carry.pseudo_regret, carry.regret, path)
@@ -287,28 +305,35 @@ def replication_block(carry, replications: int, platform: str,
 
 @functools.partial(jax.jit, static_argnames=("agent", "num_records", "record_every",
                                              "record_path", "mesh", "block",
-                                             "initial_round"),
+                                             "initial_round", "numbers_per_instance"),
                    donate_argnums=0)
-def _run_chunk(carry: _Carry, instance, mdp: MDP, gain, delta, t0, start, *, agent: Agent,
-               num_records: int, record_every: int, record_path: bool = False, mesh=None,
-               block: int | None = None, initial_round: int = 1):
+def _run_chunk(carry: _Carry, instance, mdp: MDP, gain, delta, numbers, t0, start, *,
+               agent: Agent, num_records: int, record_every: int, record_path: bool = False,
+               mesh=None, block: int | None = None, initial_round: int = 1,
+               numbers_per_instance: bool = False):
     """``num_records * record_every`` rounds for every replication (vmapped, in blocks of
     ``block`` replications), from round ``start`` (0-based, int32 scalar); with a
     ``mesh``, each device runs its share.
 
     ``instance`` is ``None`` (one MDP: ``mdp``, ``gain`` and ``delta`` are shared by
     every replication) or, for a batch of MDPs, int32 ``[replications]``: the index of
-    each replication's MDP in the leading axis of ``mdp``, ``gain`` and ``delta``."""
+    each replication's MDP in the leading axis of ``mdp``, ``gain`` and ``delta``.
+    ``agent`` is the agent's structure and ``numbers`` its number options (traced; with
+    ``numbers_per_instance``, one row per instance, read like the MDP)."""
 
-    def chunk(carry, instance, mdp, gain, delta, t0, start):
+    def chunk(carry, instance, mdp, gain, delta, numbers, t0, start):
         # The round indices are not batched: conditions on them stay real `cond`s in vmap.
         first = start + record_every * jnp.arange(num_records, dtype=jnp.int32)
 
         def trajectory(carry, instance):
             env = (mdp, gain, delta)
+            own = numbers
             if instance is not None:  # this replication's MDP, gathered once per chunk
                 env = jax.tree_util.tree_map(lambda leaf: leaf[instance], env)
-            step = _make_step(agent, *env, t0, record_path, initial_round)
+                if numbers_per_instance:
+                    own = jax.tree_util.tree_map(lambda leaf: leaf[instance], numbers)
+            step = _make_step(_with_numbers(agent, own), *env, t0, record_path,
+                              initial_round)
             if record_every == 1:
                 return lax.scan(step, carry, first)
 
@@ -323,8 +348,8 @@ def _run_chunk(carry: _Carry, instance, mdp: MDP, gain, delta, t0, start, *, age
 
     if mesh is not None:
         chunk = sharding.shard_map(chunk, mesh, batched=(True, True, False, False, False,
-                                                          False, False))
-    return chunk(carry, instance, mdp, gain, delta, t0, start)
+                                                          False, False, False))
+    return chunk(carry, instance, mdp, gain, delta, numbers, t0, start)
 
 
 def _records_per_chunk(total: int, most: int) -> int:
@@ -340,16 +365,20 @@ def _records_per_chunk(total: int, most: int) -> int:
 
 
 @functools.partial(jax.jit, static_argnames=("agent", "initial_round"))
-def _init_agents(keys, mdp: MDP, *, agent: Agent, initial_round: int = 1):
+def _init_agents(keys, mdp: MDP, numbers, *, agent: Agent, initial_round: int = 1):
     spec = env_spec(mdp, initial_round)
+    agent = _with_numbers(agent, numbers)
     return jax.vmap(lambda key: agent.init(key, spec))(keys)
 
 
-@functools.partial(jax.jit, static_argnames=("agent", "initial_round"))
-def _init_batch(keys, mdps: MDP, *, agent: Agent, initial_round: int = 1):
+@functools.partial(jax.jit, static_argnames=("agent", "initial_round",
+                                             "numbers_per_instance"))
+def _init_batch(keys, mdps: MDP, numbers, *, agent: Agent, initial_round: int = 1,
+                numbers_per_instance: bool = False):
     """:func:`_init_agents` for every MDP of a batch: ``[M, replications, ...]``."""
-    return jax.vmap(lambda mdp: _init_agents(keys, mdp, agent=agent,
-                                             initial_round=initial_round))(mdps)
+    return jax.vmap(lambda mdp, numbers: _init_agents(keys, mdp, numbers, agent=agent,
+                                                      initial_round=initial_round),
+                    in_axes=(0, 0 if numbers_per_instance else None))(mdps, numbers)
 
 
 def _check_positive_int(name, value):
@@ -433,7 +462,8 @@ def _check_reward_sums(initial_reward_sums, counts0: np.ndarray, mdp: MDP):
 def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed=0,
              initial_counts=None, *, record_every: int | None = None,
              chunk_size: int = 2000, progress: bool = True, devices=None,
-             initial_reward_sums=None, record_path: bool = False) -> Trajectories:
+             initial_reward_sums=None, record_path: bool = False,
+             optimum=None) -> Trajectories:
     """Simulates ``replications`` independent runs of ``agent`` on ``mdp``.
 
     Every run starts in state 0 with counts ``initial_counts`` (zeros by default). With
@@ -506,6 +536,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             ``n[x, a] * R[x, a]`` (their means, each instance's own ``R``).
         record_path: also return the state and action of every round
             (``Trajectories.states`` / ``actions``, int32 ``[replications, horizon]``).
+        optimum: ``(gain, gaps)`` of ``mdp``, ``jm.solve_average_reward(mdp)[0]`` and
+            ``jm.gaps(mdp)`` (for a batch, every instance's: ``[M]`` and ``[M, S, A]``),
+            to solve the MDP once for several calls (``jaxmdp run`` does); default:
+            computed here.
 
     Returns:
         :class:`Trajectories` with ``pseudo_regret`` and ``regret`` of shape
@@ -556,34 +590,50 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
     enable_compilation_cache()  # on by default; a user's own configuration wins
     agent = get_agent(agent)
     mdp, instances = _instances(mdp)
+    structure, numbers = _split_agent(agent, jnp.asarray(mdp.P).dtype)
+    return _run(mdp, instances, structure, numbers, False, horizon, replications, seed,
+                initial_counts, record_every=record_every, chunk_size=chunk_size,
+                progress=progress, devices=devices, initial_reward_sums=initial_reward_sums,
+                record_path=record_path, optimum=optimum, label=agent.name)
+
+
+def _run(mdp: MDP, instances, agent: Agent, numbers, numbers_per_instance: bool, horizon,
+         replications, seed, initial_counts, *, record_every, chunk_size, progress,
+         devices, initial_reward_sums, record_path, optimum, label: str) -> Trajectories:
+    """:func:`simulate` of the validated ``mdp`` (a batch where ``instances`` is a list),
+    with the agent's structure ``agent`` and its number options ``numbers`` (one row per
+    instance with ``numbers_per_instance``: a sweep)."""
     horizon, replications, record_every, chunk_size = _validate(
         horizon, replications, record_every, chunk_size, record_path)
-    starts = [_validate_instance(m, agent, horizon, initial_counts, initial_reward_sums,
+    starts = [_validate_instance(m, _checked(agent, numbers, numbers_per_instance, i),
+                                 horizon, initial_counts, initial_reward_sums,
                                  None if instances is None else i)
               for i, m in enumerate(instances or [mdp])]
     counts0 = starts[0][0]
-    gain, delta = _solve_instances(mdp, instances)
+    gain, delta = _check_optimum(optimum, mdp) if optimum is not None else \
+        _solve_instances(mdp, instances)
     initial_round = int(counts0.sum()) + 1
     rows = replications * (1 if instances is None else len(instances))
     mesh, held = _layout(devices, rows)
     # The rows this process builds: all of them in order, or those its devices hold of the
     # padded axis, where padding row j repeats row j mod rows.
     source = None if held is None else held % rows
-    carry = _initial_carry(instances or [mdp], agent, seed, replications, counts0,
-                           [sums0 for _, sums0 in starts], initial_round, source)
+    carry = _initial_carry(instances or [mdp], agent, numbers, seed, replications, counts0,
+                           [sums0 for _, sums0 in starts], initial_round, source,
+                           numbers_per_instance)
     instance = (None if instances is None else
                 jnp.repeat(jnp.arange(len(instances), dtype=jnp.int32), replications)
                 if source is None else jnp.asarray(source // replications, jnp.int32))
     row_bytes = 0 if instances is None else sum(
         leaf.nbytes // len(instances) for leaf in jax.tree_util.tree_leaves((mdp, gain, delta)))
-    (carry, instance), (mdp, gain, delta, t0), mesh, block = _place(
-        (carry, instance), (mdp, gain, delta, jnp.asarray(initial_round, jnp.int32)), mesh,
-        devices, held, row_bytes)
+    (carry, instance), (mdp, gain, delta, numbers, t0), mesh, block = _place(
+        (carry, instance), (mdp, gain, delta, numbers, jnp.asarray(initial_round, jnp.int32)),
+        mesh, devices, held, row_bytes)
     options = dict(agent=agent, record_path=record_path, mesh=mesh, block=block,
-                   initial_round=initial_round)
+                   initial_round=initial_round, numbers_per_instance=numbers_per_instance)
     carry, pseudo, regret, paths = _run_chunks(
-        (carry, instance), (mdp, gain, delta, t0), horizon, rows, record_every, chunk_size,
-        options, progress)
+        (carry, instance), (mdp, gain, delta, numbers, t0), horizon, rows, record_every,
+        chunk_size, options, progress, label)
     traj = _assemble(carry, pseudo, regret, paths, rows, record_every, record_path,
                      horizon // record_every, mdp.P.dtype)
     if instances is None:
@@ -593,6 +643,13 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
                                   lambda leaf: leaf.reshape(shape + leaf.shape[1:]))
     return traj._replace(**{field: unflatten(getattr(traj, field))
                             for field in traj._fields if field != "times"})
+
+
+def _checked(agent: Agent, numbers, per_instance: bool, index: int) -> Agent:
+    """The agent that instance ``index`` runs, with concrete numbers (for its
+    ``validate``)."""
+    own = {path: (value[index] if per_instance else value) for path, value in numbers.items()}
+    return _with_numbers(agent, {path: value.item() for path, value in own.items()})
 
 
 def _instances(mdp):
@@ -640,6 +697,34 @@ def _instances(mdp):
         except ValueError as error:
             raise ValueError(f"mdp[{i}] (instance {i} of the batch): {error}") from None
     return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *instances), instances
+
+
+def optimum(mdp: MDP) -> tuple[jax.Array, jax.Array]:
+    """The optimal gain and the gaps of ``mdp`` (:func:`jaxmdp.solve_average_reward`'s
+    gain, :func:`jaxmdp.gaps`), or of every instance of a batch (shapes ``[M]`` and
+    ``[M, S, A]``), as :func:`simulate` computes them: pass them to several
+    :func:`simulate` calls on the same MDP (``optimum=``) to solve it once.
+
+    Raises:
+        ValueError: as :func:`simulate` for ``mdp`` (a multichain MDP or instance among
+            them).
+    """
+    mdp, instances = _instances(mdp)
+    return _solve_instances(mdp, instances)
+
+
+def _check_optimum(optimum, mdp: MDP):
+    """``optimum`` as arrays of the shapes of ``mdp``'s gain and gaps."""
+    lead = jnp.shape(mdp.P)[:-3]
+    try:
+        gain, delta = (jnp.asarray(a) for a in optimum)
+    except (TypeError, ValueError):
+        raise ValueError(f"optimum must be a pair (gain, gaps), got {optimum!r}") from None
+    if gain.shape != lead or delta.shape != lead + jnp.shape(mdp.R)[-2:]:
+        raise ValueError(f"optimum must be (gain, gaps) of shapes {lead} and "
+                         f"{lead + jnp.shape(mdp.R)[-2:]}, got {gain.shape} and "
+                         f"{delta.shape}")
+    return gain, delta
 
 
 def _solve_instances(mdp: MDP, instances):
@@ -692,8 +777,9 @@ def _validate_instance(mdp: MDP, agent: Agent, horizon: int, initial_counts,
     return counts0, sums0
 
 
-def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, counts0,
-                   sums0: list, initial_round: int, source=None) -> _Carry:
+def _initial_carry(mdps: list[MDP], agent: Agent, numbers, seed, replications: int,
+                   counts0, sums0: list, initial_round: int, source=None,
+                   numbers_per_instance: bool = False) -> _Carry:
     """Every replication's keys, initial statistics and initialised agent state, for each
     MDP of ``mdps`` in turn (its initial reward sums in ``sums0``): the replications of
     every MDP get the keys ``jax.random.split(key, replications)``, as for that MDP
@@ -705,28 +791,32 @@ def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, count
         init_keys, round_keys, bits_keys = _stream_keys(_keys(seed, replications))
         if source is None:
             if len(mdps) == 1:
-                agent_state = _init_agents(init_keys, mdps[0], agent=agent,
+                agent_state = _init_agents(init_keys, mdps[0], numbers, agent=agent,
                                            initial_round=initial_round)
             else:
                 stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
                 agent_state = jax.tree_util.tree_map(
                     lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
-                    _init_batch(init_keys, stacked, agent=agent,
-                                initial_round=initial_round))
+                    _init_batch(init_keys, stacked, numbers, agent=agent,
+                                initial_round=initial_round,
+                                numbers_per_instance=numbers_per_instance))
         else:
             which, replication = np.divmod(np.asarray(source), replications)
             if len(mdps) == 1:
-                agent_state = _init_agents(init_keys[replication], mdps[0], agent=agent,
-                                           initial_round=initial_round)
+                agent_state = _init_agents(init_keys[replication], mdps[0], numbers,
+                                           agent=agent, initial_round=initial_round)
             else:
                 # The batch's program over the MDPs these rows need (every key of each).
                 needed, position = np.unique(which, return_inverse=True)
                 stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves),
                                                  *[mdps[m] for m in needed])
+                own = (jax.tree_util.tree_map(lambda leaf: leaf[needed], numbers)
+                       if numbers_per_instance else numbers)
                 agent_state = jax.tree_util.tree_map(
                     lambda leaf: leaf[position, replication],
-                    _init_batch(init_keys, stacked, agent=agent,
-                                initial_round=initial_round))
+                    _init_batch(init_keys, stacked, own, agent=agent,
+                                initial_round=initial_round,
+                                numbers_per_instance=numbers_per_instance))
     if source is None:
         rows = replications * len(mdps)
 
@@ -752,6 +842,8 @@ def _initial_carry(mdps: list[MDP], agent: Agent, seed, replications: int, count
         agent_state=agent_state,
         pseudo_regret=jnp.zeros((rows,), dtype=dtype),
         regret=jnp.zeros((rows,), dtype=dtype),
+        previous=jnp.full((rows, 2), -1, dtype=jnp.int32),
+        reward=jnp.zeros((rows,), dtype=dtype),
     )
     return jax.tree_util.tree_map(jnp.array, carry)  # own buffers (they are donated)
 
@@ -788,7 +880,7 @@ def _place(batched, shared, mesh, devices, held, row_bytes: int = 0):
 
 
 def _run_chunks(batched, shared, horizon: int, replications: int, record_every: int,
-                chunk_size: int, options: dict, progress: bool):
+                chunk_size: int, options: dict, progress: bool, label: str):
     """Plays the ``horizon`` rounds in jitted chunks of equal length, with a progress bar.
 
     ``batched`` is ``(carry, instance)`` (see :func:`_run_chunk`). Returns the final
@@ -797,9 +889,8 @@ def _run_chunks(batched, shared, horizon: int, replications: int, record_every: 
     total_records = horizon // record_every
     records_per_chunk = _records_per_chunk(total_records, max(1, chunk_size // record_every))
     pseudo, regret, paths = [], [], []
-    name = options["agent"].name
     progress = progress and jax.process_index() == 0  # one bar, drawn by process 0
-    with Progress(horizon, f"simulate {name}", enabled=progress) as bar, _prng_layout():
+    with Progress(horizon, f"simulate {label}", enabled=progress) as bar, _prng_layout():
         done = 0
         while done < total_records:
             n = min(records_per_chunk, total_records - done)
@@ -851,3 +942,164 @@ def _assemble(carry: _Carry, pseudo, regret, paths, replications: int, record_ev
         actions=actions,
         unconverged=getattr(agent_state, "unconverged", None),
     )
+
+
+# --------------------------------------------------------------------------------------
+# Sweeps: the agent's number options as one more batch axis.
+
+
+def grid_points(grid) -> list[dict]:
+    """The points of a sweep's ``grid``: a mapping ``option -> values`` is the product of
+    the values (the last option varying fastest), a sequence of ``{option: value}`` dicts
+    is taken as it is.
+
+    Raises:
+        ValueError: for an empty grid, an option with no values, or a point that is not
+            a dict.
+
+    Example:
+        >>> from jaxmdp import grid_points
+        >>> grid_points({"delta": [0.01, 0.1], "c_lin": [3.0, 6.0]})[1]
+        {'delta': 0.01, 'c_lin': 6.0}
+    """
+    if isinstance(grid, dict):
+        if not grid:
+            raise ValueError("grid must name at least one option, got {}")
+        values = {}
+        for name, v in grid.items():
+            v = [v] if isinstance(v, str) or np.ndim(v) == 0 else list(v)
+            if not v:
+                raise ValueError(f"grid[{name!r}] must hold at least one value, got {v!r}")
+            values[name] = v
+        return [dict(zip(values, combination))
+                for combination in itertools.product(*values.values())]
+    points = list(grid) if isinstance(grid, (list, tuple)) else None
+    if not points or not all(isinstance(point, dict) for point in points):
+        raise ValueError(f"grid must be a dict of option values or a non-empty list of "
+                         f"option dicts, got {grid!r}")
+    return [dict(point) for point in points]
+
+
+def _row_bytes(agent: Agent, numbers: dict, mdp: MDP) -> int:
+    """Bytes of one run's carry: its statistics and its agent's state."""
+    spec = env_spec(mdp)
+
+    def init(key, numbers):
+        return _with_numbers(agent, numbers).init(key, spec)
+
+    one = {path: value[0] for path, value in numbers.items()}
+    state = jax.eval_shape(init, jax.random.key(0), one)
+    S, A = mdp.num_states, mdp.num_actions
+    itemsize = jnp.asarray(mdp.P).dtype.itemsize
+    statistics = S * A * S * 4 + S * A * itemsize + 8 * itemsize + 64
+    return statistics + sum(leaf.size * leaf.dtype.itemsize
+                            for leaf in jax.tree_util.tree_leaves(state))
+
+
+def _available_bytes(devices) -> int | None:
+    """Memory left on the first device (the host's available memory on a CPU), or
+    ``None`` where it cannot be read."""
+    device = (list(devices) if devices is not None else jax.devices())[0]
+    if device.platform == "cpu":
+        try:
+            import os
+
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    stats = device.memory_stats() or {}
+    if "bytes_limit" not in stats:
+        return None
+    return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+
+
+def sweep(mdp: MDP, agent: str, grid, horizon: int, replications: int, seed=0,
+          initial_counts=None, *, options: dict | None = None,
+          record_every: int | None = None, chunk_size: int = 2000, progress: bool = True,
+          devices=None, initial_reward_sums=None, record_path: bool = False,
+          memory_bytes: int | None = None) -> Trajectories:
+    """Runs the agent ``agent`` at every point of ``grid`` in one compiled program.
+
+    The agent's options split into structure (rules, tie-breaking, batching: part of the
+    program) and numbers (confidence levels, radius constants, span bounds, ...: traced,
+    :func:`jaxmdp.agents.agent_options` gives each option's kind). Every point of the grid
+    must have the same structure; its numbers become one more batch axis beside the
+    replications (and the MDPs of a batch), so the whole grid compiles once, whatever its
+    size and its numbers. Point ``i`` gets the keys of a separate call (common random
+    numbers): its runs equal ``simulate(mdp, get_agent(agent, **options, **points[i]),
+    horizon, replications, seed)``'s.
+
+    Args:
+        mdp: one :class:`~jaxmdp.MDP` or a batch (as :func:`simulate`).
+        agent: a registered agent's name.
+        grid: ``{option: values}`` (their product, the last option varying fastest) or a
+            list of ``{option: value}`` points (:func:`grid_points`).
+        horizon, replications, seed, initial_counts, record_every, chunk_size, progress,
+            devices, initial_reward_sums, record_path: as for :func:`simulate`.
+        options: options shared by every point.
+        memory_bytes: the memory the runs may hold; default what the first device has
+            available (on a CPU, the host's available memory).
+
+    Returns:
+        :class:`Trajectories` with a leading axis of ``len(grid_points(grid))`` points
+        (then the MDPs of a batch, then the replications): ``pseudo_regret`` of shape
+        ``[G, replications, horizon // record_every]`` (``[G, M, replications, ...]``).
+
+    Raises:
+        ValueError: as :func:`simulate`; for an agent that is not a registered name, an
+            unknown option, points whose structure differs (naming the option), or a
+            grid whose runs need more memory than ``memory_bytes`` (naming the number of
+            points that fit).
+
+    Example:
+        >>> import jaxmdp as jm
+        >>> traj = jm.sweep(jm.envs.make("riverswim-6"), "ucrl2",
+        ...                 {"delta": [0.01, 0.05, 0.2]}, horizon=200, replications=4,
+        ...                 progress=False)
+        >>> traj.pseudo_regret.shape
+        (3, 4, 200)
+    """
+    enable_compilation_cache()
+    if not isinstance(agent, str):
+        raise ValueError(f"agent must be the name of a registered agent, got {agent!r}")
+    options = dict(options or {})
+    points = grid_points(grid)
+    agents = [get_agent(agent, **options, **point) for point in points]
+    mdp, instances = _instances(mdp)
+    dtype = jnp.asarray(mdp.P).dtype
+    split = [_split_agent(a, dtype) for a in agents]
+    structure = split[0][0]
+    for point, (other, _) in zip(points, split):
+        if other != structure:
+            changed = sorted(name for name in point
+                             if any(p.get(name) != point[name] for p in points))
+            raise ValueError(f"grid points must share the agent's structure (only number "
+                             f"options can be swept, jaxmdp.agents.agent_options gives "
+                             f"their kinds); the options {changed} change it between "
+                             f"{points[0]} and {point}")
+    G = len(points)
+    M = 1 if instances is None else len(instances)
+    numbers = {path: jnp.repeat(jnp.stack([n[path] for _, n in split]), M)
+               for path in split[0][1]}
+    gain, delta = optimum(mdp)
+    base = instances or [mdp]
+    rows = G * M * replications
+    needed = _row_bytes(structure, numbers, base[0]) * rows * 2
+    available = _available_bytes(devices) if memory_bytes is None else memory_bytes
+    if available is not None and needed > available:
+        fits = max(0, int(available // (needed / G)))
+        raise ValueError(f"grid: {G} points x {M * replications} runs need about "
+                         f"{needed / 2**30:.2f} GiB, more than the {available / 2**30:.2f} "
+                         f"GiB available; at most {fits} points of {M * replications} "
+                         f"runs fit (sweep fewer points per call, or fewer replications)")
+    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *(base * G))
+    solved = (jnp.tile(jnp.reshape(gain, (-1,)), G),
+              jnp.tile(jnp.reshape(delta, (-1,) + delta.shape[-2:]), (G, 1, 1)))
+    traj = _run(stacked, base * G, structure, numbers, True, horizon, replications, seed,
+                initial_counts, record_every=record_every, chunk_size=chunk_size,
+                progress=progress, devices=devices, initial_reward_sums=initial_reward_sums,
+                record_path=record_path, optimum=solved, label=f"sweep {agent} ({G} points)")
+    shape = (G,) if instances is None else (G, M)
+    return traj._replace(**{field: jax.tree_util.tree_map(
+        lambda leaf: leaf.reshape(shape + leaf.shape[1:]), getattr(traj, field))
+        for field in traj._fields if field != "times"})

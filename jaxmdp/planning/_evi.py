@@ -41,8 +41,7 @@ Four kinds of sets are supported, each solved exactly:
   upper bounds (the linear programme's solution), one shared sort per sweep.
 * any other set, passed as ``ball`` by value: an :class:`InnerMaximisation` (UCRL3's
   box restricted to a near-optimistic support recomputed at every sweep,
-  :data:`jaxmdp.agents.ucrl3_support.UCRL3_BALL`, is one).
-  the published code computes (the empirical one plus the state of highest :math:`u`).
+  :data:`jaxmdp.planning.UCRL3_BALL`, is one).
 
 The iterates are shifted by their minimum after each sweep (relative value iteration).
 Every :math:`q` in a ball sums to one, so the inner maxima commute with the shift and the
@@ -65,11 +64,12 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
+from jaxmdp._registry import Registry
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ball_maximiser
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
 
-__all__ = ["BALLS", "INNER_MAXIMISATIONS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
+__all__ = ["BALLS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
            "box_maximise", "box_maximise_sorted", "evi", "evi_planner", "register_ball"]
 
 DEFAULT_MAX_STEPS = 10_000
@@ -83,6 +83,11 @@ class ConfidenceSet(NamedTuple):
         radius: the ball radius of every pair, ``[S, A]``.
         mask: admissible actions, bool ``[S, A]``.
         epsilon: the span stopping threshold, positive scalar.
+        tie_noise: ``None`` (ties to the lowest action index) or uniform draws ``U_a`` on
+            ``[0, 1)``, ``[A]``, fixed for the replication: a planner that breaks ties by
+            a noise (:func:`~jaxmdp.planning.scopt_planner`) adds
+            :func:`~jaxmdp.planning.scopt_noise` of them to each action's value when it
+            picks the maximiser. :func:`evi_planner` does not read it.
     """
 
     p_hat: jax.Array
@@ -90,6 +95,7 @@ class ConfidenceSet(NamedTuple):
     radius: jax.Array
     mask: jax.Array
     epsilon: jax.Array
+    tie_noise: jax.Array | None = None
 
 
 # -----------------------------------------------------------------------------------------
@@ -228,7 +234,7 @@ class InnerMaximisation(NamedTuple):
     bounds: type | None = None
 
 
-def _l1_inner() -> InnerMaximisation:
+def _l1_ball() -> InnerMaximisation:
     """The L1 ball: :func:`jaxmdp.l1_ball_maximiser` over every pair with the shared ``u``.
 
     On CPU by its ``"scan"`` method, on ``p_hat`` laid out states-first ``[S', S, A]``
@@ -246,22 +252,28 @@ def _l1_inner() -> InnerMaximisation:
     return InnerMaximisation(solve, lambda p_hat: jnp.moveaxis(p_hat, -1, axis), False)
 
 
-#: The inner maximisation of each ball :func:`evi` knows, built for the default backend.
-#: A new ball is one more entry: a function returning its :class:`InnerMaximisation`.
-INNER_MAXIMISATIONS = {
-    "l1": _l1_inner,
-    "kl": lambda: InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True),
-    "kl_published": lambda: InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat,
-                                              True),
-    "box": lambda: InnerMaximisation(_box_inner, lambda p_hat: None, False, BoxBounds),
-}
+def _kl_ball() -> InnerMaximisation:
+    """The KL ball (KL-UCRL): :func:`jaxmdp.kl_ucb_solve` for every pair."""
+    return InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True)
 
-#: The confidence balls of this module, by name. Other modules add theirs to
-#: :data:`INNER_MAXIMISATIONS` with :func:`register_ball` (UCRL3's ``"ucrl3"`` and
-#: ``"ucrl3_key_sums"``, :mod:`jaxmdp.agents.ucrl3_support`); any ball can also be passed
-#: by value, as an :class:`InnerMaximisation`.
-BALLS = tuple(INNER_MAXIMISATIONS)
-"""The confidence balls :func:`evi` and :func:`evi_planner` know (their ``ball`` argument)."""
+
+def _kl_published_ball() -> InnerMaximisation:
+    """KL-UCRL's maximiser as the StatisticalRL code computes it (``search_up`` bug)."""
+    return InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat, True)
+
+
+def _box_ball() -> InnerMaximisation:
+    """The box of per-next-state bounds (UCRL2B): :func:`box_maximise`."""
+    return InnerMaximisation(_box_inner, lambda p_hat: None, False, BoxBounds)
+
+
+#: The confidence balls :func:`evi` and :func:`evi_planner` know by name (their ``ball``
+#: argument): name -> a function returning its :class:`InnerMaximisation` (called at each
+#: trace, so it is built for the default backend). A live view of the one registry of
+#: balls, filled in :mod:`jaxmdp.planning` (``"l1"``, ``"kl"``, ``"kl_published"``,
+#: ``"box"``, ``"ucrl3"``, ``"ucrl3_key_sums"``) and by :func:`register_ball`; any ball can
+#: also be passed by value, as an :class:`InnerMaximisation`.
+BALLS: Registry[Callable[[], InnerMaximisation]] = Registry("ball")
 
 
 def register_ball(name: str, factory: Callable[[], InnerMaximisation], *,
@@ -269,27 +281,26 @@ def register_ball(name: str, factory: Callable[[], InnerMaximisation], *,
     """Makes ``ball=name`` of :func:`evi` and :func:`evi_planner` mean ``factory()``.
 
     Args:
-        name: the ball's name.
+        name: the ball's name (case-insensitive).
         factory: returns the ball's :class:`InnerMaximisation` (called at each trace).
         replace: allow replacing a registered name.
 
     Raises:
-        ValueError: for a name already registered (without ``replace``).
+        ValueError: for a name already registered (without ``replace``), or a factory
+            that is not callable.
     """
-    if name in INNER_MAXIMISATIONS and not replace:
-        raise ValueError(f"ball {name!r} is already registered; pass replace=True to "
-                         f"replace it")
-    INNER_MAXIMISATIONS[name] = factory
+    if not callable(factory):
+        raise ValueError(f"factory must be callable, got {factory!r}")
+    BALLS.register(name, factory, replace=replace)
 
 
 def _known(ball) -> bool:
-    return isinstance(ball, InnerMaximisation) or (isinstance(ball, str)
-                                                   and ball in INNER_MAXIMISATIONS)
+    return isinstance(ball, InnerMaximisation) or ball in BALLS
 
 
 def _maximisation(ball: str | InnerMaximisation) -> InnerMaximisation:
     """The inner maximisation of ``ball``, a name of :data:`BALLS` or the value itself."""
-    return INNER_MAXIMISATIONS[ball]() if isinstance(ball, str) else ball
+    return BALLS[ball]() if isinstance(ball, str) else ball
 
 
 # -----------------------------------------------------------------------------------------
@@ -406,7 +417,7 @@ def _is_traced(x) -> bool:
 
 def _check_arguments(p_hat, r_tilde, radius, mask, u0, ball, epsilon, max_steps) -> None:
     if not _known(ball):
-        raise ValueError(f"ball must be one of {list(INNER_MAXIMISATIONS)} or an "
+        raise ValueError(f"ball must be one of {list(BALLS)} or an "
                          f"InnerMaximisation, got {ball!r}")
     bounds = _maximisation(ball).bounds
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
@@ -515,7 +526,7 @@ def evi(
             ``q_opt`` rows of inadmissible pairs).
         mask: admissible actions, bool, shape ``[S, A]``; ``None`` means all. A state
             whose row is all False keeps every action (as in :func:`jaxmdp.policy_iteration`).
-        ball: a name of :data:`INNER_MAXIMISATIONS` (``"l1"``, ``"kl"``,
+        ball: a name of :data:`BALLS` (``"l1"``, ``"kl"``,
             ``"kl_published"``, ``"box"``, ``"ucrl3"``, ``"ucrl3_key_sums"``) or an
             :class:`InnerMaximisation` (static).
         epsilon: the span tolerance, a positive scalar; may be traced (UCRL2 uses
@@ -586,7 +597,7 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
     ``warm_start`` the next update starts from it, otherwise from zeros (UCRL2's rule).
 
     Args:
-        ball: a name of :data:`INNER_MAXIMISATIONS` or an :class:`InnerMaximisation`
+        ball: a name of :data:`BALLS` or an :class:`InnerMaximisation`
             (static).
         max_steps: maximum number of sweeps per update, a positive int.
         warm_start: start each update from the previous ``u``.
@@ -612,7 +623,7 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
         [0, 1, 0]
     """
     if not _known(ball):
-        raise ValueError(f"ball must be one of {list(INNER_MAXIMISATIONS)} or an "
+        raise ValueError(f"ball must be one of {list(BALLS)} or an "
                          f"InnerMaximisation, got {ball!r}")
 
     def init(model: ConfidenceSet):

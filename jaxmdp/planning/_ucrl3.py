@@ -18,8 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmdp.planning import InnerMaximisation
-from jaxmdp.planning.evi import box_maximise_sorted, register_ball
+from jaxmdp.planning._evi import InnerMaximisation, box_maximise_sorted
 
 __all__ = ["UCRL3_BALL", "UCRL3_KEY_SUMS_BALL", "UCRL3Bounds", "near_optimistic_support"]
 
@@ -275,7 +274,7 @@ def _sorted_support(bounds: UCRL3Bounds, u: jax.Array, key_sums: bool):
 
 
 def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
-    """:func:`jaxmdp.planning.evi.box_maximise` of the bounds on the near-optimistic
+    """:func:`jaxmdp.planning.box_maximise` of the bounds on the near-optimistic
     support (lower bounds on the empirical support, 0 elsewhere; upper bounds on the
     support, the lower ones off it), in the support's order of the states: the box's
     order (decreasing ``u``, ties to the higher index) is its reverse."""
@@ -305,7 +304,3 @@ UCRL3_BALL = InnerMaximisation(_ucrl3_inner, _no_layout, False, UCRL3Bounds)
 
 #: UCRL3's inner maximisation with the published support (``key_sums=True``).
 UCRL3_KEY_SUMS_BALL = InnerMaximisation(_ucrl3_key_sums_inner, _no_layout, False, UCRL3Bounds)
-
-# The names under which jaxmdp.evi and evi_planner know them.
-register_ball("ucrl3", lambda: UCRL3_BALL)
-register_ball("ucrl3_key_sums", lambda: UCRL3_KEY_SUMS_BALL)

@@ -1,13 +1,14 @@
 """Plain NumPy loops of the baselines as published: UCRL3 (and UCRL3_lazy), UCRL2B, PSRL,
-optimistic Q-learning, UCRL2 / KL-UCRL with the StatisticalRL tie rule, IMED-RL with the
-StatisticalRL and the authors' indices, MED-RL (StatisticalRL).
+optimistic Q-learning, IMED-RL with the StatisticalRL and the authors' indices (and under
+jaxmdp's rules), MED-RL (StatisticalRL); UCRL2 and KL-UCRL with the StatisticalRL rules
+run in the loop of :mod:`tests.reference.ucrl`, through :func:`finals` and :func:`run`.
 
 One replication at a time, one round at a time, no jaxmdp inside the loops. Each agent
 is a small class with ``reset(state)``, ``play(state) -> action`` and
 ``update(state, action, reward, next_state)``, the interface of the StatisticalRL
 ``learners`` code; :func:`run_one` drives it on an MDP given as NumPy arrays
 (``P[s, a, s']``, ``R[s, a]``, rewards drawn exactly or as Bernoulli(R)) from state 0 and
-returns the regret path. The rules are those written down in ``docs/published.md``
+returns the regret path. The rules are those written down in ``docs/guide/published.md``
 (each with the file and line of the published code it follows); where a loop departs from
 the published code on purpose it says so in a comment starting with ``DEPARTS``:
 
@@ -26,107 +27,77 @@ the published code on purpose it says so in a comment starting with ``DEPARTS``:
 * MED-RL: value iteration as published (sup-norm tolerance ``1e-3``, warm-started); ``x``
   as for IMED-RL.
 
-Regret: ``regret`` is the realised regret ``sum_t (g* - r_t)`` (what the StatisticalRL
-experiment scripts plot), ``pseudo_regret`` sums the gaps of the true MDP.
+Policy iteration is :func:`tests.reference.mdp.policy_iteration`. Regret: ``regret`` is
+the realised regret ``sum_t (g* - r_t)`` (what the StatisticalRL experiment scripts
+plot), ``pseudo_regret`` sums the gaps of the true MDP.
 
-Run, for example,
-``python benchmarks/numpy_baselines25.py --agent ucrl3_lazy ucrl2b psrl optimistic_q
---horizon 2000 --replications 20``.
+Run, for example (from the repository root),
+``python -m tests.reference.published --agent ucrl3_lazy ucrl2b psrl optimistic_q
+--horizon 2000 --replications 20`` (StatisticalRL's river-swim-6; ``--env NAME`` for a
+``jaxmdp.envs`` environment) to print the mean final regret and pseudo-regret with their
+standard errors.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import brentq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from numpy_reference import true_gaps  # noqa: E402
+from tests.reference import ucrl
+from tests.reference.indices import joint_law, kinf
+from tests.reference.mdp import load_env, policy_iteration, riverswim6_statisticalrl, true_gaps
+from tests.reference.ucrl import kl_inner, published_evi, sample_tied, tied_policy
+
+__all__ = ["AGENTS", "IMED_INDICES", "Episodic", "IMEDRL", "MEDRL", "OptimisticQ", "PSRL",
+           "Path_", "UCRL2B", "UCRL3", "bernstein_peeling", "bisection", "elln", "finals",
+           "first_crossing", "imed_index", "kl_inner", "make_agent", "run", "run_one",
+           "search_down", "search_up", "subgaussian", "subgaussian_bar", "tied_policy",
+           "ucrl3_q_lower", "ucrl3_q_upper", "ucrl3_r_upper"]
 
 AGENTS = ("ucrl3", "ucrl3_lazy", "ucrl2b", "psrl", "optimistic_q", "ucrl2", "kl_ucrl",
-          "imed_rl_statisticalrl", "imed_rl_authors", "med_rl")
+          "imed_rl", "imed_rl_statisticalrl", "imed_rl_authors", "med_rl")
+#: The agents whose published rules run in :mod:`tests.reference.ucrl`'s loop.
+UCRL_LOOP = ("ucrl2", "kl_ucrl")
 
 
-# ------------------------------------------------------------------------------ helpers
-def choose(rng, values, counts=None, *, least=True):
-    """Uniform among the exact maximisers of ``values``; among them, if ``counts`` is
-    given, uniform among the least (``least=True``) or most visited."""
-    values = np.asarray(values)
-    idx = np.flatnonzero(values == values.max())
-    if counts is not None and len(idx) > 1:
-        c = np.asarray(counts)[idx]
-        idx = idx[c == (c.min() if least else c.max())]
-    return idx
-
-
-def tied_policy(q, counts, *, least=True):
-    """Per state, the list of actions the published EVI keeps: the exact maximisers of
-    ``q[s]``, then the least (or most) visited of them (``UCRL2.py`` lines 92-96)."""
-    return [list(choose(None, q[s], counts[s], least=least)) for s in range(q.shape[0])]
-
-
-def sample_tied(rng, choices):
-    """The published ``categorical_sample`` of a uniform policy over ``choices``."""
-    return int(choices[0]) if len(choices) == 1 else int(rng.choice(choices))
-
-
-def policy_iteration(P, R, policy=None, max_iter=200):
-    """Exact unichain policy iteration (every row of ``P`` has full support or the model
-    is unichain); returns ``(bias with min 0, greedy Q, policy)``."""
-    S, A, _ = P.shape
-    policy = np.zeros(S, int) if policy is None else np.asarray(policy).copy()
-    states = np.arange(S)
-    eye = np.eye(S)
-    for _ in range(max_iter):
-        M = eye - P[states, policy]
-        M[:, 0] = 1.0
-        z = np.linalg.solve(M, R[states, policy])
-        z[0] = 0.0
-        Q = R + P @ z
-        best = Q.max(axis=1)
-        near = Q >= (best - 1e-12 * max(1.0, float(np.abs(best).max())))[:, None]
-        new = np.where(near[states, policy], policy, np.argmax(near, axis=1))
-        if np.array_equal(new, policy):
-            break
-        policy = new
-    return z - z.min(), Q, policy
+def bisection(f, up, down, epsilon, *, upward):
+    """The published bisections (``utils.py`` lines 126-149), iteratively: halve
+    ``[down, up]`` to ``epsilon``, moving the lower end up where ``f`` holds (``upward``,
+    ``search_up``) or the upper end down (``search_down``); then the end moved towards
+    (``up`` or ``down``) if ``f`` holds there, else the other."""
+    while up - down > epsilon:
+        mid = (up + down) / 2
+        if bool(f(mid)) == upward:
+            down = mid
+        else:
+            up = mid
+    end, other = (up, down) if upward else (down, up)
+    return end if f(end) else other
 
 
 def search_up(f, up, down, epsilon=1e-4):
-    """The published bisection (``utils.py`` lines 126-136), iteratively."""
-    while up - down > epsilon:
-        mid = (up + down) / 2
-        if f(mid):
-            down = mid
-        else:
-            up = mid
-    return up if f(up) else down
+    """``utils.search_up`` (lines 126-136)."""
+    return bisection(f, up, down, epsilon, upward=True)
 
 
 def search_down(f, up, down, epsilon=1e-4):
-    """The published bisection (``utils.py`` lines 139-149), iteratively."""
-    while up - down > epsilon:
-        mid = (up + down) / 2
-        if f(mid):
-            up = mid
-        else:
-            down = mid
-    return down if f(down) else up
+    """``utils.search_down`` (lines 139-149)."""
+    return bisection(f, up, down, epsilon, upward=False)
 
 
 # ---------------------------------------------------------------- episodic base (UCRL)
 class Episodic:
-    """The episode machinery shared by the StatisticalRL UCRL2, KL-UCRL, UCRL2B, UCRL3 and
-    PSRL classes: counts ``Nk`` (before the episode) and ``vk`` (within it), ``t`` (1 at
-    reset, +1 per update), a new episode when the sampled action has
-    ``vk >= max(1, Nk)`` (then the action is re-sampled from the new policy), and a
-    stochastic policy (a list of tied actions per state) re-sampled at every step."""
+    """The episode machinery shared by the StatisticalRL UCRL2B, UCRL3 and PSRL classes
+    (and their UCRL2 and KL-UCRL, whose loop is :mod:`tests.reference.ucrl`'s): counts
+    ``Nk`` (before the episode) and ``vk`` (within it), ``t`` (1 at reset, +1 per
+    update), a new episode when the sampled action has ``vk >= max(1, Nk)`` (then the
+    action is re-sampled from the new policy), and a stochastic policy (a list of tied
+    actions per state) re-sampled at every step."""
 
     least_visited_ties = True
 
@@ -170,135 +141,12 @@ class Episodic:
         self.rm2[state, action] += d * (reward - self.rmean[state, action])
         self.t += 1
 
-    def evi(self, r_opt, inner, eps, max_iter=1000, absolute=True):
-        """Extended value iteration as in ``UCRL2.py`` lines 77-109: ``u0`` = the last
-        values minus their minimum, stop when ``span(|u1 - u0|) < eps``; the policy keeps
-        the exact maximisers, least visited among them."""
-        S, A = self.S, self.A
-        u0 = self.u - self.u.min()
-        it = 0
-        while True:
-            order = np.argsort(u0, kind="stable")  # DEPARTS: published first sweep = arange
-            q = np.empty((S, A))
-            for s in range(S):
-                for a in range(A):
-                    q[s, a] = r_opt[s, a] + inner(s, a, u0, order) @ u0
-            u1 = q.max(axis=1)
-            diff = np.abs(u1 - u0) if absolute else u1 - u0  # KLUCRL.py line 198: no abs
-            it += 1
-            if diff.max() - diff.min() < eps or it > max_iter:
-                self.u = u1 - u1.min()
-                self.choices = tied_policy(q, self.Nk, least=self.least_visited_ties)
-                return
-            u0 = u1 - u1.min()
-
-
-# ------------------------------------------------------------------------------ UCRL2
-class UCRL2(Episodic):
-    """UCRL2 as in ``UCRL2.py``: radii lines 53-59, L1 inner maximisation lines 62-74,
-    optimistic reward ``min(1, r_hat + d_r)`` line 89, EVI to ``1/t`` warm-started."""
-
-    def plan(self):
-        n = np.maximum(1, self.Nk)
-        S, A, t, delta = self.S, self.A, self.t, self.delta
-        d_r = np.sqrt(7 * np.log(2 * S * A * t / delta) / (2 * n))
-        self.d_p = np.sqrt(14 * S * np.log(2 * A * t / delta) / n)
-        self.p_hat = self.counts / n[..., None]
-        r_opt = np.minimum(1.0, self.rsum / n + d_r)
-        self.evi(r_opt, self.inner, 1.0 / max(1, t))
-
-    def inner(self, s, a, u, order):
-        p = self.p_hat[s, a]
-        best = order[-1]
-        if min(1.0, p[best] + self.d_p[s, a] / 2) == 1.0:
-            q = np.zeros(self.S)
-            q[best] = 1.0
-            return q
-        q = p.copy()
-        q[best] += self.d_p[s, a] / 2
-        i = 0
-        while q.sum() > 1:
-            q[order[i]] = max(0.0, 1 - q.sum() + q[order[i]])
-            i += 1
-        return q
-
-
-# ---------------------------------------------------------------------------- KL-UCRL
-def kl_f(nu, p, v, support):
-    """Filippi et al.'s ``f(nu) = sum p log(nu - v) + log sum p / (nu - v)`` over the
-    support (``KLUCRL.py`` lines 67-77); decreasing in ``nu > max_support v``."""
-    d = nu - v[support]
-    if np.any(d == 0):  # line 71-72: the published guard returns -10^10
-        return -1e10
-    w = p[support]
-    s2 = float(w @ (1.0 / d))
-    return float(w @ np.log(d)) + math.log(s2)
-
-
-def kl_inner(p, u, radius, *, tau=1e-8, search_up_bug=False):
-    """Filippi et al.'s maximiser of ``q . u`` over ``KL(p || q) <= radius``, as
-    ``KLUCRL.MaxKL`` (lines 94-172) with ``nu`` solved exactly (or, with
-    ``search_up_bug``, as line 128 does: ``nu = max_{Z_} u + 10^7``)."""
-    S = len(p)
-    q = np.zeros(S)
-    maxv = u.max()
-    support = np.flatnonzero(p > tau)
-    outside = p <= tau
-    top = np.flatnonzero((u == maxv) & outside)
-    if len(top) and maxv > 0:
-        f_top = -1e10 if len(support) == 0 else kl_f(maxv, p, u, support)
-        if f_top < radius:
-            r = 1 - math.exp(f_top - radius)
-            q[top] = r / len(top)
-            nu = maxv
-        else:
-            r, nu = 0.0, None
-    else:
-        r, nu = 0.0, None
-    if nu is None:
-        vz = u[support].max()
-        if search_up_bug:
-            nu = vz + 1e7
-        else:
-            g = lambda x: kl_f(vz + x, p, u, support) - radius  # noqa: E731
-            hi = 1.0
-            while g(hi) > 0:
-                hi *= 2.0
-            lo = 1e-12
-            nu = vz + (brentq(g, lo, hi, xtol=1e-14, rtol=1e-12) if g(lo) > 0 else lo)
-    qt = np.zeros(S)
-    for i in support:
-        qt[i] = p[i] * 1e10 if abs(nu - u[i]) < 1e-5 else p[i] / (nu - u[i])
-    q[support] = (1 - r) * qt[support] / qt.sum()
-    return q
-
-
-class KLUCRL(Episodic):
-    """KL-UCRL as in ``KLUCRL.py``: constants lines 57-64 (``T = max(2, t)``), reward
-    ``r_hat + C_R / sqrt(n)`` (no clipping, line 189), EVI lines 174-209 (``p_hat`` itself
-    while ``u0`` is all below ``1e-6``)."""
-
-    def __init__(self, S, A, rng, delta=0.05, search_up_bug=False):
-        super().__init__(S, A, rng, delta)
-        self.search_up_bug = search_up_bug
-
-    def plan(self):
-        S, A, delta = self.S, self.A, self.delta
-        lt = math.log(max(2, self.t))
-        B = math.log(2 * math.e * S**2 * A * lt / delta)
-        Cp = S * (B + math.log(B + 1 / lt) * (1 + 1 / (B + 1 / lt)))
-        Cr = math.sqrt(math.log(4 * S * A * lt / delta) / 1.99)
-        n = np.maximum(1, self.Nk)
-        self.radius = Cp / n
-        self.p_hat = self.counts / n[..., None]
-        self.evi(self.rsum / n + Cr / np.sqrt(n), self.inner, 1.0 / max(1, self.t),
-                 absolute=False)
-
-    def inner(self, s, a, u, order):
-        if not np.any(u >= 1e-6):
-            return self.p_hat[s, a]
-        return kl_inner(self.p_hat[s, a], u, self.radius[s, a],
-                        search_up_bug=self.search_up_bug)
+    def evi(self, r_opt, inner, eps, max_iter=1000):
+        """:func:`~tests.reference.ucrl.published_evi` from the last values, the policy
+        its tied actions (the least or most visited, ``least_visited_ties``)."""
+        self.u, self.choices = published_evi(self.u, r_opt, inner, eps, self.Nk,
+                                             max_iter=max_iter,
+                                             least=self.least_visited_ties)
 
 
 # ----------------------------------------------------------------------------- UCRL2B
@@ -631,7 +479,8 @@ class PSRL(Episodic):
         # DEPARTS: exact planning of the sample (policy iteration) where PSRL.VI (lines
         # 52-85) runs value iteration to span(|u1 - u0|) < 1/t with random least-visited
         # ties; the sampled rows have full support, so the optimal policy is unique a.s.
-        _, Q, _ = policy_iteration(Pt, Rt)
+        _, bias, _ = policy_iteration(Pt, Rt, max_iter=200)
+        Q = Rt + Pt @ bias
         self.choices = tied_policy(Q, self.Nk, least=True)
 
 
@@ -671,47 +520,119 @@ class OptimisticQ:
 
 
 # ---------------------------------------------------------------------------- IMED-RL
-class IMEDRL:
-    """IMED-RL as in ``IMED_RL.py`` (StatisticalRL, ``index="statisticalrl"``:
-    ``n x + ln n``, line 178) or ``IRL.py`` (fabienpesquerel/IMED-RL, ``"authors"``:
-    ``n x + ln x``, line 179), with ``x = max_{y in [0, B/(B - mu) - 0.01]}
-    E log(B - (value - mu) y)``, ``B = 1 + max phi`` (``min phi = 0``), ``mu`` the best
-    ``q`` over all actions (lines 146-149). Model with one pseudo-observation (reward 1/2,
-    next state uniform; lines 128-129), reward law = observed rewards plus an atom at 1/2
-    of weight 1 and an atom at 1 of weight 0 (line 96), skeleton ``n >= ln(max n)^2``
-    (lines 136-138), untried actions first (uniform among the least played), ties uniform
-    (lines 180-187)."""
+#: The index rules of :class:`IMEDRL`: jaxmdp's, then the two published codes'.
+IMED_INDICES = ("paper", "statisticalrl", "authors")
 
-    def __init__(self, S, A, rng, index="statisticalrl"):
+
+def imed_index(n, rewards_sum, counts_row, v, level, *, known_reward=None):
+    """IMED-RL's index ``H = n K + ln n`` of one pair under jaxmdp's rules (``-inf``
+    when ``n == 0``).
+
+    ``K = inf{KL(p || q) : E_q[reward + v(next)] >= level}`` over the joint law of
+    (reward in {0, 1}, next state) of the model ``p_hat = (N + 1/S) / (n + 1)``,
+    ``r_hat = (sum r + 1/2) / (n + 1)``; with a known reward ``r``, over the next state
+    only against ``level - r`` (:func:`tests.reference.indices.kinf`, ``brentq`` on
+    Theorem 4's equation).
+    """
+    if n == 0:
+        return -math.inf
+    S = counts_row.shape[0]
+    p = (counts_row + 1.0 / S) / (n + 1.0)
+    if known_reward is not None:
+        K = kinf(p, v, level - known_reward)
+    else:
+        pj, w = joint_law(p, v, (rewards_sum + 0.5) / (n + 1.0))
+        K = kinf(pj, w, level)
+    return n * K + math.log(n) if K < math.inf else math.inf
+
+
+def _log_x(n, x):
+    """``ln x``, ``-inf`` at 0: the authors' tail (``np.log``, ``IRL.py`` line 179)."""
+    with np.errstate(divide="ignore"):
+        return float(np.log(x))
+
+
+class IMEDRL:
+    """IMED-RL (Pesquerel & Maillard 2022) under jaxmdp's rules (``index="paper"``) or as
+    published: StatisticalRL's ``IMED_RL.py`` (``"statisticalrl"``) or the authors'
+    ``IRL.py`` (fabienpesquerel/IMED-RL, ``"authors"``).
+
+    Every rule set keeps one pseudo-observation per pair (reward 1/2, next state uniform;
+    ``IMED_RL.py`` lines 128-129): ``p_hat = (N + 1/S) / (n + 1)``,
+    ``r_hat = (sum r + 1/2) / (n + 1)``; the skeleton ``{a : n >= ln(max_b n)^2}`` (lines
+    136-138, over the admissible actions ``mask``); and the empirical bias of the
+    skeleton model by exact policy iteration, warm-started from the last policy.
+
+    * ``"paper"`` (the rules of :mod:`jaxmdp.agents.imed`, the model computed from the
+      counts): the bias at every round (``bias[0] = 0``), the level the skeleton's best
+      ``r_hat + p_hat . v`` at the state, ``H`` of :func:`imed_index` for every admissible
+      action (untried first), the argmin with ties to the lowest index.
+      ``known_rewards`` (the true means ``R``) replaces ``r_hat`` and the joint law.
+    * ``"statisticalrl"`` (``n x + ln n``, line 178) and ``"authors"`` (``n x + ln x``,
+      ``IRL.py`` line 179), the model updated incrementally as published: untried
+      actions first (uniform among the least played), ``x = max_{y in [0, B/(B - mu) -
+      0.01]} E log(B - (value - mu) y)``, ``B = 1 + max phi`` (``min phi = 0``), ``mu``
+      the best ``q`` over all actions (lines 146-149), the reward law the observed rewards
+      plus an atom at 1/2 of weight 1 and an atom at 1 of weight 0 (line 96), ties
+      uniform (lines 180-187); every action admissible.
+    """
+
+    def __init__(self, S, A, rng, index="statisticalrl", *, mask=None, known_rewards=None):
+        if index not in IMED_INDICES:
+            raise ValueError(f"index must be one of {IMED_INDICES}, got {index!r}")
+        if index != "paper" and (known_rewards is not None
+                                 or (mask is not None and not np.all(mask))):
+            raise ValueError(f"known rewards and masked actions need index='paper', got "
+                             f"{index!r}")
         self.S, self.A, self.rng, self.index_rule = S, A, rng, index
+        self.mask = np.ones((S, A), bool) if mask is None else np.asarray(mask, bool)
+        self.actions = [np.flatnonzero(row).tolist() for row in self.mask]
+        self.known_rewards = None if known_rewards is None else np.asarray(known_rewards)
 
     def reset(self, state):
         S, A = self.S, self.A
         self.n = np.zeros((S, A), int)
-        self.r_hat = np.full((S, A), 0.5)
+        self.counts = np.zeros((S, A, S))
+        self.sums = np.zeros((S, A))
+        self.r_hat = (np.full((S, A), 0.5) if self.known_rewards is None
+                      else self.known_rewards.astype(float))
         self.p_hat = np.full((S, A, S), 1.0 / S)
         self.reward_law = [[{1.0: 0, 0.5: 1} for _ in range(A)] for _ in range(S)]
-        self.skeleton = np.ones((S, A), bool)
-        self.policy = np.zeros(S, int)
+        self.skeleton = self.mask.copy()
+        self.policy = np.argmax(self.mask, axis=1)
 
     def update(self, s, a, r, y):
         na = self.n[s, a]
         self.n[s, a] = na + 1
-        self.r_hat[s, a] = ((na + 1) * self.r_hat[s, a] + r) / (na + 2)
-        e = np.zeros(self.S)
-        e[y] = 1.0
-        self.p_hat[s, a] = ((na + 1) * self.p_hat[s, a] + e) / (na + 2)
+        self.counts[s, a, y] += 1.0
+        self.sums[s, a] += r
+        if self.index_rule == "paper":
+            if self.known_rewards is None:
+                self.r_hat[s, a] = (self.sums[s, a] + 0.5) / (na + 2.0)
+            self.p_hat[s, a] = (self.counts[s, a] + 1.0 / self.S) / (na + 2.0)
+        else:
+            self.r_hat[s, a] = ((na + 1) * self.r_hat[s, a] + r) / (na + 2)
+            e = np.zeros(self.S)
+            e[y] = 1.0
+            self.p_hat[s, a] = ((na + 1) * self.p_hat[s, a] + e) / (na + 2)
         law = self.reward_law[s][a]
         law[float(r)] = law.get(float(r), 0) + 1
-        top = self.n[s].max()
-        self.skeleton[s] = self.n[s] >= math.log(top) ** 2
+        top = self.n[s][self.mask[s]].max()
+        self.skeleton[s] = self.mask[s] & (self.n[s] >= math.log(top) ** 2)
 
     def bias(self):
+        """The bias of the skeleton model: ``bias[0] = 0`` (``"paper"``), else shifted to
+        ``min 0``."""
+        if self.index_rule == "paper":
+            _, v, self.policy = policy_iteration(self.p_hat, self.r_hat, self.skeleton,
+                                                 self.policy)
+            return v
         # DEPARTS: exact bias of the skeleton model (policy iteration, min 0) where
         # IMED_RL.value_iteration (lines 100-118) stops at sup|phi - phi'| < 1e-3.
         R = np.where(self.skeleton, self.r_hat, -1e9)
-        phi, _, self.policy = policy_iteration(self.p_hat, R, self.policy)
-        return phi
+        _, phi, self.policy = policy_iteration(self.p_hat, R, policy=self.policy,
+                                               max_iter=200)
+        return phi - phi.min()
 
     def x_value(self, s, a, phi, B, mu):
         """``x = max_{y in [0, B/(B - mu) - 0.01]} E log(B - (V - mu) y)`` over the joint
@@ -729,10 +650,23 @@ class IMEDRL:
         return float(np.sum(p * np.log(B - d * y)))
 
     def play(self, s):
+        if self.index_rule == "paper":
+            return self.play_paper(s)
         if np.any(self.n[s] == 0):
             idx = np.flatnonzero(self.n[s] == self.n[s].min())
             return int(self.rng.choice(idx))
-        phi = self.bias()
+        if self.index_rule == "statisticalrl":
+            index = self.published_index(s, self.bias(), lambda n, x: math.log(n))
+        else:
+            index = self.published_index(s, self.bias(), _log_x)
+        idx = np.flatnonzero(index == index.min())
+        return int(self.rng.choice(idx))
+
+    def published_index(self, s, phi, tail):
+        """The published ``H`` of the actions of ``s`` (every action tried) given
+        ``phi``: ``ln n`` at the level ``mu``, the best ``q`` over all actions, and
+        ``n x + tail(n, x)`` below it (``IMED_RL.py`` lines 146-179, ``MED_RL.py`` lines
+        100-127)."""
         B = 1.0 + phi.max()
         q = self.r_hat[s] + self.p_hat[s] @ phi
         mu = q.max()
@@ -741,13 +675,25 @@ class IMEDRL:
             n = self.n[s, a]
             if q[a] >= mu:
                 index[a] = math.log(n)
-                continue
-            x = self.x_value(s, a, phi, B, mu)
-            with np.errstate(divide="ignore"):
-                index[a] = n * x + (math.log(n) if self.index_rule == "statisticalrl"
-                                    else float(np.log(x)))
-        idx = np.flatnonzero(index == index.min())
-        return int(self.rng.choice(idx))
+            else:
+                x = self.x_value(s, a, phi, B, mu)
+                index[a] = n * x + tail(n, x)
+        return index
+
+    def play_paper(self, s):
+        """jaxmdp's decision: the lowest-index argmin of :func:`imed_index` over the
+        admissible actions, the level from the skeleton (planned at every round)."""
+        v = self.bias()
+        q = np.where(self.skeleton[s], self.r_hat[s] + self.p_hat[s] @ v, -np.inf)
+        level = q.max()
+        known = self.known_rewards
+        best_a, best_h = -1, math.inf
+        for a in self.actions[s]:
+            h = imed_index(self.n[s, a], self.sums[s, a], self.counts[s, a], v, level,
+                           known_reward=None if known is None else known[s, a])
+            if best_a < 0 or h < best_h:
+                best_a, best_h = a, h
+        return best_a
 
 
 # ----------------------------------------------------------------------------- MED-RL
@@ -783,18 +729,7 @@ class MEDRL(IMEDRL):
 
     def med_index(self, s, phi):
         """``H`` of the actions of ``s`` (every action tried) given ``phi``."""
-        B = 1.0 + phi.max()
-        q = self.r_hat[s] + self.p_hat[s] @ phi
-        mu = q.max()
-        index = np.empty(self.A)
-        for a in range(self.A):
-            n = self.n[s, a]
-            if q[a] >= mu:
-                index[a] = math.log(n)
-            else:
-                x = self.x_value(s, a, phi, B, mu)
-                index[a] = n * x + math.log(x)
-        return index
+        return self.published_index(s, phi, lambda n, x: math.log(x))
 
     def play(self, s):
         if np.any(self.n[s] == 0):
@@ -807,7 +742,8 @@ class MEDRL(IMEDRL):
 
 # ----------------------------------------------------------------------------- driver
 def make_agent(name, S, A, rng, **options):
-    """The loop called ``name`` (one of :data:`AGENTS`)."""
+    """The learner called ``name`` (one of :data:`AGENTS` but ``ucrl2`` and ``kl_ucrl``,
+    whose published rules run in :mod:`tests.reference.ucrl`'s loop)."""
     if name == "ucrl3":
         return UCRL3(S, A, rng, **options)
     if name == "ucrl3_lazy":
@@ -818,21 +754,20 @@ def make_agent(name, S, A, rng, **options):
         return PSRL(S, A, rng, **options)
     if name == "optimistic_q":
         return OptimisticQ(S, A, rng, **options)
-    if name == "ucrl2":
-        return UCRL2(S, A, rng, **options)
-    if name == "kl_ucrl":
-        return KLUCRL(S, A, rng, **options)
+    if name == "imed_rl":
+        return IMEDRL(S, A, rng, index="paper", **options)
     if name == "imed_rl_statisticalrl":
         return IMEDRL(S, A, rng, index="statisticalrl", **options)
     if name == "imed_rl_authors":
         return IMEDRL(S, A, rng, index="authors", **options)
     if name == "med_rl":
         return MEDRL(S, A, rng, **options)
-    raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
+    raise ValueError(f"agent must be one of {AGENTS} but {UCRL_LOOP}, got {name!r}")
 
 
 class Path_(NamedTuple):
-    """Cumulative regret paths of one replication, ``[T]`` each."""
+    """Cumulative regret paths of one replication, ``[T]`` each (or their final values,
+    ``[replications]`` each)."""
 
     regret: np.ndarray
     pseudo_regret: np.ndarray
@@ -846,7 +781,7 @@ def run_one(P, R, agent, horizon, rng, *, reward_law="deterministic", gain_gap=N
         cumulative pseudo-regret ``sum Delta(s_t, a_t)``.
     """
     S, A, _ = P.shape
-    gain, gap = gain_gap if gain_gap is not None else true_gaps(P, R, np.ones((S, A), bool))
+    gain, gap = gain_gap if gain_gap is not None else true_gaps(P, R)
     cum = np.cumsum(P, axis=-1)
     s = 0
     agent.reset(s)
@@ -867,59 +802,67 @@ def run_one(P, R, agent, horizon, rng, *, reward_law="deterministic", gain_gap=N
     return Path_(regret, pseudo)
 
 
-def run(P, R, name, horizon, replications, seed=0, *, reward_law="deterministic",
-        **options):
-    """``replications`` runs of the loop ``name``; returns final realised regrets ``[m]``."""
+def finals(P, R, name, horizon, replications, seed=0, *, mask=None,
+           reward_law="deterministic", **options):
+    """Final regrets of ``replications`` runs (``numpy.random.SeedSequence(seed).spawn``)
+    of the loop ``name``: a :class:`Path_` of ``[replications]`` arrays. ``mask`` (the
+    admissible actions) is for ``imed_rl``; the published rules play every action."""
     S, A, _ = P.shape
-    gg = true_gaps(P, R, np.ones((S, A), bool))
-    finals = []
+    mask = np.ones((S, A), bool) if mask is None else np.asarray(mask, bool)
+    if name in UCRL_LOOP:
+        out = ucrl.run(P, R, mask, name, horizon, replications, seed, rules="statisticalrl",
+                       reward_law=reward_law, **options)
+        return Path_(out["regret"], out["pseudo_regret"])
+    if name == "imed_rl":
+        options = {"mask": mask, **options}
+    elif not mask.all():
+        raise ValueError(f"the {name} loop plays every action: mask must be all True, got "
+                         f"{int(np.sum(~mask))} masked pairs")
+    gain_gap = true_gaps(P, R, mask)
+    paths = []
     for ss in np.random.SeedSequence(seed).spawn(replications):
         rng = np.random.default_rng(ss)
         agent = make_agent(name, S, A, rng, **options)
-        finals.append(run_one(P, R, agent, horizon, rng, reward_law=reward_law,
-                              gain_gap=gg).regret[-1])
-    return np.array(finals)
+        paths.append(run_one(P, R, agent, horizon, rng, reward_law=reward_law,
+                             gain_gap=gain_gap))
+    return Path_(np.array([p.regret[-1] for p in paths]),
+                 np.array([p.pseudo_regret[-1] for p in paths]))
 
 
-def riverswim6_statisticalrl():
-    """StatisticalRL's ``river-swim-6`` (``register.py`` line 276: 6 states, right
-    succeeds w.p. 0.4, goes back w.p. 0.05, rewards 0.005 on the left, 1 on the right;
-    ``RiverSwim.py`` lines 21-59), in *their* action order: 0 = right, 1 = left."""
-    S = 6
-    P = np.zeros((S, 2, S))
-    R = np.zeros((S, 2))
-    for s in range(S):
-        prr = 0.4 if s < S - 1 else 0.0
-        prl = 0.05 if s > 0 else 0.0
-        if s < S - 1:
-            P[s, 0, s + 1] += prr
-        if s > 0:
-            P[s, 0, s - 1] += prl
-        P[s, 0, s] += 1 - prr - prl
-        P[s, 1, max(s - 1, 0)] = 1.0
-    R[S - 1, 0] = 1.0
-    R[0, 1] = 0.005
-    return P, R
+def run(P, R, name, horizon, replications, seed=0, *, reward_law="deterministic",
+        **options):
+    """``replications`` runs of the loop ``name``; returns final realised regrets ``[m]``."""
+    return finals(P, R, name, horizon, replications, seed, reward_law=reward_law,
+                  **options).regret
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agent", nargs="+", default=["ucrl3_lazy", "ucrl2b", "psrl",
                                                    "optimistic_q"], choices=AGENTS)
+    ap.add_argument("--env", default=None,
+                    help="a jaxmdp.envs name (default: StatisticalRL's river-swim-6, "
+                         "whose action 0 is right)")
     ap.add_argument("--horizon", type=int, default=2000)
     ap.add_argument("--replications", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rewards", default="deterministic",
                     choices=("deterministic", "bernoulli"))
     args = ap.parse_args(argv)
-    P, R = riverswim6_statisticalrl()
+    if args.env is None:
+        P, R = riverswim6_statisticalrl()
+        mask = None
+    else:
+        P, R, mask, _ = load_env(args.env)
     for name in args.agent:
         t0 = time.perf_counter()
-        f = run(P, R, name, args.horizon, args.replications, args.seed,
-                reward_law=args.rewards)
-        se = f.std(ddof=1) / math.sqrt(len(f)) if len(f) > 1 else float("nan")
-        print(f"{name:24s} T={args.horizon} m={len(f)}  regret {f.mean():9.2f} +- {se:6.2f}"
-              f"  ({time.perf_counter() - t0:.1f} s)")
+        out = finals(P, R, name, args.horizon, args.replications, args.seed,
+                     mask=mask, reward_law=args.rewards)
+        line = f"{name:24s} T={args.horizon} m={args.replications}"
+        for what, f in zip(("regret", "pseudo-regret"), out):
+            se = f.std(ddof=1) / math.sqrt(len(f)) if len(f) > 1 else float("nan")
+            line += f"  {what} {f.mean():.3f} +- {se:.3f}"
+        print(f"{line}  ({time.perf_counter() - t0:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
