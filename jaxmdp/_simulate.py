@@ -372,13 +372,19 @@ def _init_agents(keys, mdp: MDP, numbers, *, agent: Agent, initial_round: int = 
 
 
 @functools.partial(jax.jit, static_argnames=("agent", "initial_round",
-                                             "numbers_per_instance"))
-def _init_batch(keys, mdps: MDP, numbers, *, agent: Agent, initial_round: int = 1,
-                numbers_per_instance: bool = False):
-    """:func:`_init_agents` for every MDP of a batch: ``[M, replications, ...]``."""
-    return jax.vmap(lambda mdp, numbers: _init_agents(keys, mdp, numbers, agent=agent,
-                                                      initial_round=initial_round),
-                    in_axes=(0, 0 if numbers_per_instance else None))(mdps, numbers)
+                                             "numbers_per_instance", "flat"))
+def _init_batch(keys, mdps: list[MDP], numbers, *, agent: Agent, initial_round: int = 1,
+                numbers_per_instance: bool = False, flat: bool = False):
+    """:func:`_init_agents` for every MDP of the list ``mdps`` (stacked here, in the same
+    program): ``[M, replications, ...]``, or ``[M * replications, ...]`` with ``flat``."""
+    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
+    state = jax.vmap(lambda mdp, numbers: _init_agents(keys, mdp, numbers, agent=agent,
+                                                       initial_round=initial_round),
+                     in_axes=(0, 0 if numbers_per_instance else None))(stacked, numbers)
+    if flat:
+        state = jax.tree_util.tree_map(lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
+                                       state)
+    return state
 
 
 def _check_positive_int(name, value):
@@ -638,11 +644,15 @@ def _run(mdp: MDP, instances, agent: Agent, numbers, numbers_per_instance: bool,
                      horizon // record_every, mdp.P.dtype)
     if instances is None:
         return traj
-    shape = (len(instances), replications)
-    unflatten = functools.partial(jax.tree_util.tree_map,
-                                  lambda leaf: leaf.reshape(shape + leaf.shape[1:]))
-    return traj._replace(**{field: unflatten(getattr(traj, field))
-                            for field in traj._fields if field != "times"})
+    fields = {field: getattr(traj, field) for field in traj._fields if field != "times"}
+    return traj._replace(**_split_rows(fields, (len(instances), replications)))
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _split_rows(tree, shape: tuple[int, ...]):
+    """Every leaf of ``tree`` with its leading axis split into ``shape`` (one program, not
+    one eager reshape per leaf)."""
+    return jax.tree_util.tree_map(lambda leaf: leaf.reshape(shape + leaf.shape[1:]), tree)
 
 
 def _checked(agent: Agent, numbers, per_instance: bool, index: int) -> Agent:
@@ -794,12 +804,10 @@ def _initial_carry(mdps: list[MDP], agent: Agent, numbers, seed, replications: i
                 agent_state = _init_agents(init_keys, mdps[0], numbers, agent=agent,
                                            initial_round=initial_round)
             else:
-                stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *mdps)
-                agent_state = jax.tree_util.tree_map(
-                    lambda leaf: leaf.reshape((-1,) + leaf.shape[2:]),
-                    _init_batch(init_keys, stacked, numbers, agent=agent,
-                                initial_round=initial_round,
-                                numbers_per_instance=numbers_per_instance))
+                agent_state = _init_batch(init_keys, list(mdps), numbers, agent=agent,
+                                          initial_round=initial_round,
+                                          numbers_per_instance=numbers_per_instance,
+                                          flat=True)
         else:
             which, replication = np.divmod(np.asarray(source), replications)
             if len(mdps) == 1:
@@ -808,13 +816,11 @@ def _initial_carry(mdps: list[MDP], agent: Agent, numbers, seed, replications: i
             else:
                 # The batch's program over the MDPs these rows need (every key of each).
                 needed, position = np.unique(which, return_inverse=True)
-                stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves),
-                                                 *[mdps[m] for m in needed])
                 own = (jax.tree_util.tree_map(lambda leaf: leaf[needed], numbers)
                        if numbers_per_instance else numbers)
                 agent_state = jax.tree_util.tree_map(
                     lambda leaf: leaf[position, replication],
-                    _init_batch(init_keys, stacked, own, agent=agent,
+                    _init_batch(init_keys, [mdps[m] for m in needed], own, agent=agent,
                                 initial_round=initial_round,
                                 numbers_per_instance=numbers_per_instance))
     if source is None:
@@ -1079,7 +1085,9 @@ def sweep(mdp: MDP, agent: str, grid, horizon: int, replications: int, seed=0,
                              f"{points[0]} and {point}")
     G = len(points)
     M = 1 if instances is None else len(instances)
-    numbers = {path: jnp.repeat(jnp.stack([n[path] for _, n in split]), M)
+    # Built on the host: one transfer each, no eager device op (each would compile).
+    numbers = {path: jnp.asarray(np.repeat(np.stack([np.asarray(n[path]) for _, n in split]),
+                                           M))
                for path in split[0][1]}
     gain, delta = optimum(mdp)
     base = instances or [mdp]
@@ -1092,14 +1100,17 @@ def sweep(mdp: MDP, agent: str, grid, horizon: int, replications: int, seed=0,
                          f"{needed / 2**30:.2f} GiB, more than the {available / 2**30:.2f} "
                          f"GiB available; at most {fits} points of {M * replications} "
                          f"runs fit (sweep fewer points per call, or fewer replications)")
-    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *(base * G))
-    solved = (jnp.tile(jnp.reshape(gain, (-1,)), G),
-              jnp.tile(jnp.reshape(delta, (-1,) + delta.shape[-2:]), (G, 1, 1)))
+    stacked = jax.tree_util.tree_map(
+        lambda *leaves: jnp.asarray(np.stack([np.asarray(leaf) for leaf in leaves])),
+        *(base * G))
+    gain, delta = np.asarray(gain), np.asarray(delta)
+    solved = (jnp.asarray(np.tile(np.reshape(gain, (-1,)), G)),
+              jnp.asarray(np.tile(np.reshape(delta, (-1,) + delta.shape[-2:]), (G, 1, 1))))
     traj = _run(stacked, base * G, structure, numbers, True, horizon, replications, seed,
                 initial_counts, record_every=record_every, chunk_size=chunk_size,
                 progress=progress, devices=devices, initial_reward_sums=initial_reward_sums,
                 record_path=record_path, optimum=solved, label=f"sweep {agent} ({G} points)")
-    shape = (G,) if instances is None else (G, M)
-    return traj._replace(**{field: jax.tree_util.tree_map(
-        lambda leaf: leaf.reshape(shape + leaf.shape[1:]), getattr(traj, field))
-        for field in traj._fields if field != "times"})
+    if instances is None:  # [G, replications, ...] already
+        return traj
+    fields = {field: getattr(traj, field) for field in traj._fields if field != "times"}
+    return traj._replace(**_split_rows(fields, (G, M)))  # [G * M, replications, ...]
