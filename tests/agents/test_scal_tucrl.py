@@ -31,25 +31,9 @@ TAU = 0.9
 
 
 def _lpproba_bernstein(v, p, beta, reverse):
-    """``LPPROBA_bernstein`` (``_lpproba.pyx`` lines 9-32), one pair."""
-    order = np.argsort(v, kind="stable")
-    n = len(p)
-    delta, fval = 1.0, 0.0
-    for i in range(n):
-        idx = order[i]
-        a = max(0.0, p[idx] - beta[idx])
-        delta -= a
-        fval += a * v[idx]
-    i = n - 1
-    while delta > 0 and i >= 0:
-        idx = order[n - 1 - i if reverse else i]
-        b = p[idx] + beta[idx]
-        a = max(0.0, p[idx] - beta[idx])
-        new = min(delta, b - a)
-        fval += new * v[idx]
-        delta -= new
-        i -= 1
-    return fval
+    """``LPPROBA_bernstein`` (``_lpproba.pyx`` lines 9-32), one pair, the states ordered
+    by ``v`` (stable)."""
+    return rlexplorer.lp_bernstein(v, p, np.argsort(v, kind="stable"), beta, reverse)
 
 
 def _isclose(a, b):
