@@ -35,6 +35,10 @@ from mkdocs.structure.files import File
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+# The tables import jaxmdp: from this checkout where it is not installed (a bare
+# `mkdocs build` in a fresh clone).
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
 FIGURES = ROOT / "figures"
 README = ROOT / "README.md"
 MATHJAX_SCRIPT = "javascripts/mathjax/tex-svg.js"
