@@ -4,7 +4,8 @@ The index solvers, every registered agent and the paper's agents at 10^5 replica
 each row timed on the device and again on the same machine's CPU.
 
 The rows of the full run (they run in this order, except that the paper's agents and
-UCRL2 come first among the agents, then their ``scale`` rows, then the other agents):
+UCRL2 come first among the agents, then UCRL2's ``kernel`` rows, then the ``scale`` rows,
+then the other agents):
 
 * ``index``: ``jm.kl_ucb_solve`` and ``jm.kinf_solve`` on 15 random problems of
   S = 10^3, 10^4, 10^5 and 10^6 states (p ~ Dirichlet(1), v ~ U(0, 1), delta
@@ -15,8 +16,17 @@ UCRL2 come first among the agents, then their ``scale`` rows, then the other age
   after another from 4,096 states);
 * ``agent``: every registered agent (``jm.agent_names()``) on riverswim-6 and
   grid-4-room, 10^4 replications, T = 10^4, float32, ``record_every = T // 10``;
+* ``kernel``: UCRL2 with its EVI loop as one Pallas kernel (``evi_kernel="pallas"``,
+  ``jaxmdp.planning._evi_kernel``) on the same MDPs at 10^4 replications, beside its
+  ``agent`` row (the XLA loop); their CPU row is the agent's default;
 * ``scale``: the paper's agents (ucb, dmed, olp, ps) and UCRL2 on the same MDPs at 10^5
   replications.
+
+``--command-buffers`` runs the device rows with XLA's command buffers capturing ``while``
+and ``cond`` (``XLA_FLAGS=--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL``, CUDA 12.3
+or later; off by default in XLA): a loop then runs as a CUDA graph without a host wait per
+trip where XLA can capture it. A second run with the flag, against one without, says
+what it pays.
 
 Each row: a first call (compile and run; ``first_s``), with its compile time apart
 (``compile_s``: XLA's backend compiles, ``trace_s``: tracing and lowering, from
@@ -51,11 +61,13 @@ GPU") has the paper's agents at 10^4 replications on an H200 at 0.019-0.067 us p
 replication-step (190-670 us a round) after compiles of 1.7-4.7 s; so a row is a compile
 of about 4 s, a first call of 0.2-0.7 s and a timed call of at most the cap (3 s; the
 agents that plan by extended value iteration, a host wait per sweep and every round at
-this many replications, are those whose T it cuts): about 7 s, 240 s for the 34 rows. The
-10 scale rows (10^5 replications, about 1-3 ms a round): a compile, a first call of 1-3 s
-and at most 6 s, about 120 s. With 15 s of start-up and calibration that is about 410 s,
-under the budget (420 s, after which no row starts, so that the run ends within the 8
-minutes of one device session even where the estimate is short). The CPU rows (on 12 of
+this many replications, are those whose T it cuts): about 7 s, 250 s for the 36 rows (34
+agent rows, 2 kernel rows). The 10 scale rows (10^5 replications, about 1-3 ms a round): a
+compile, a first call of 1-3 s and at most 6 s, about 120 s. With 15 s of start-up and
+calibration that is about 425 s, at the budget (420 s, after which no row starts, so that
+the run ends within the 8 minutes of one device session even where the estimate is
+short): where the estimate holds, the last of the other agents' rows are listed as not
+run. The CPU rows (on 12 of
 16 cores, beside the device rows) take about 200 s, mostly compiles.
 
 Usage::
@@ -85,6 +97,10 @@ HERE = Path(__file__).resolve().parent
 ENVS = ("riverswim-6", "grid-4-room")
 PAPER_AGENTS = ("ucb", "dmed", "olp", "ps")
 SCALE_AGENTS = PAPER_AGENTS + ("ucrl2",)
+#: The ``kernel`` rows: an agent and the options that run its planning loop as one kernel.
+KERNEL_ROWS = (("ucrl2", {"evi_kernel": "pallas"}),)
+#: ``--command-buffers``: XLA's command buffers capture loops and conditionals too.
+COMMAND_BUFFERS = "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL"
 SOLVERS = ("kl_ucb", "kinf")
 #: Problems per index row (as in ``benchmarks/indices.py`` and the paper's timing study).
 PROBLEMS = 15
@@ -214,7 +230,7 @@ def measure_agent(row: dict) -> dict:
 
     jax.config.update("jax_enable_x64", False)
     mdp = jm.envs.make(row["env"])
-    agent = jm.get_agent(row["agent"])
+    agent = jm.get_agent(row["agent"], **row.get("options", {}))
     horizon, replications = row["horizon"], row["replications"]
     record_every = max(1, horizon // 10)
     first_rounds = horizon if horizon <= CHUNK or CHUNK % record_every else CHUNK
@@ -262,8 +278,9 @@ def measure(row: dict) -> dict:
 
 def plan(settings: dict, agent_names) -> list[dict]:
     """The device rows, in order of priority (the index solvers; the paper's agents and
-    UCRL2 at 10^4, then 10^5 replications; the other agents); each has an ``id`` and a
-    ``cpu_id`` naming its CPU row."""
+    UCRL2 at 10^4 replications, UCRL2's kernel rows, the same agents at 10^5
+    replications; the other agents); each has an ``id`` and a ``cpu_id`` naming its CPU
+    row."""
     rows = []
     for size in settings["sizes"]:
         for dtype in settings["dtypes"]:
@@ -274,15 +291,19 @@ def plan(settings: dict, agent_names) -> list[dict]:
                              "repeats": settings["index_repeats"]})
     agents = list(settings["agents"] or agent_names)
     wanted = [a for a in agents if a in SCALE_AGENTS]
-    groups = (("agent", wanted, settings["replications"], settings["agent_cap"]),
-              ("scale", wanted, settings["scale_replications"], settings["scale_cap"]),
-              ("agent", [a for a in agents if a not in SCALE_AGENTS],
+    kernels = [(a, options) for a, options in KERNEL_ROWS if a in agents]
+    groups = (("agent", [(a, {}) for a in wanted], settings["replications"],
+               settings["agent_cap"]),
+              ("kernel", kernels, settings["replications"], settings["agent_cap"]),
+              ("scale", [(a, {}) for a in wanted], settings["scale_replications"],
+               settings["scale_cap"]),
+              ("agent", [(a, {}) for a in agents if a not in SCALE_AGENTS],
                settings["replications"], settings["agent_cap"]))
     for kind, names, replications, cap in groups:
-        for name in names:
+        for name, options in names:
             for env in settings["envs"]:
                 rows.append({"id": f"{kind} {name} {env}", "kind": kind, "agent": name,
-                             "env": env, "replications": replications,
+                             "options": options, "env": env, "replications": replications,
                              "horizon": settings["horizon"], "repeats": settings["repeats"],
                              "cap_s": cap, "cpu_id": f"agent {name} {env}"})
     return rows
@@ -300,7 +321,7 @@ def cpu_rows(rows: list[dict], settings: dict) -> list[dict]:
         if row["kind"] == "index":
             out.append(dict(row))
         else:
-            out.append({**row, "id": key, "kind": "agent",
+            out.append({**row, "id": key, "kind": "agent", "options": {},
                         "replications": settings["cpu_replications"],
                         "horizon": settings["cpu_horizon"],
                         "repeats": settings["cpu_repeats"], "cap_s": 0.0})
@@ -313,6 +334,7 @@ class _CpuProcess:
 
     def __init__(self, rows: list[dict], cores, smoke: bool):
         env = dict(os.environ, JAX_PLATFORMS="cpu")
+        env["XLA_FLAGS"] = env.get("XLA_FLAGS", "").replace(COMMAND_BUFFERS, "").strip()
         command = [sys.executable, str(Path(__file__).resolve()), "--cpu-worker"]
         if cores:
             command += ["--cores", ",".join(map(str, cores))]
@@ -446,6 +468,9 @@ def main(argv=None) -> dict:
                         help="the same for the rows at 10^5 replications")
     parser.add_argument("--cpu-replications", type=int, default=None)
     parser.add_argument("--cpu-horizon", type=int, default=None)
+    parser.add_argument("--command-buffers", action="store_true",
+                        help=f"device rows with XLA_FLAGS {COMMAND_BUFFERS} (loops and "
+                             f"conditionals captured in CUDA graphs)")
     parser.add_argument("--device-cores", type=int, default=4,
                         help="cores kept by the device process when the CPU rows run "
                              "beside it (machines of 8 cores or more)")
@@ -476,6 +501,8 @@ def main(argv=None) -> dict:
         device_cores, cpu_cores = _cores(args.device_cores)
         if device_cores:
             os.sched_setaffinity(0, device_cores)
+    if args.command_buffers:  # read when JAX starts its backend
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {COMMAND_BUFFERS}".strip()
     import jax
 
     device = jax.devices()[0]
@@ -522,12 +549,13 @@ def main(argv=None) -> dict:
     markdown = table(done, {k: v for k, v in cpu.items() if v is not None})
     print(markdown, flush=True)
     record = {"settings": {**settings, "smoke": args.smoke, "device": device.device_kind,
+                           "xla_flags": os.environ.get("XLA_FLAGS", ""),
                            "platform": device.platform, "device_cores": device_cores,
                            "cpu_cores": cpu_cores, "wall_s": time.time() - start},
               "calibration": calibration, "rows": done,
               "cpu_rows": [cpu[row["id"]] or {**row, "skipped": "not reached"}
                            for row in cpu_plan]}
-    stem = "gpu-smoke" if args.smoke else "gpu"
+    stem = ("gpu-smoke" if args.smoke else "gpu") + ("-cb" if args.command_buffers else "")
     path = _calibration.save_record(args.out, stem, record)
     path.with_suffix(".md").write_text(
         f"{_calibration.calibration_line(calibration)}\n\n{markdown}\n")

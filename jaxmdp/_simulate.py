@@ -496,7 +496,10 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
             into a batch); its float dtype is used throughout.
         agent: an :class:`~jaxmdp.Agent` (e.g. ``jm.get_agent("ucb",
             known_rewards=False)``) or a name with default options: ``"ucb"``,
-            ``"dmed"``, ``"olp"``, ``"ps"`` (see :func:`jaxmdp.get_agent`).
+            ``"dmed"``, ``"olp"``, ``"ps"`` (see :func:`jaxmdp.get_agent`). Its options
+            that follow the number of replications (the episodic agents'
+            ``episode_chunk="auto"``) are fixed by ``replications``
+            (:meth:`~jaxmdp.Agent.for_replications`).
         horizon: number of played rounds ``T`` (positive int).
         replications: number of independent runs (positive int).
         seed: int seed or PRNG key; replication ``i`` uses
@@ -594,7 +597,8 @@ def simulate(mdp: MDP, agent: str | Agent, horizon: int, replications: int, seed
         True
     """
     enable_compilation_cache()  # on by default; a user's own configuration wins
-    agent = get_agent(agent)
+    _check_positive_int("replications", replications)
+    agent = get_agent(agent).for_replications(replications)
     mdp, instances = _instances(mdp)
     structure, numbers = _split_agent(agent, jnp.asarray(mdp.P).dtype)
     return _run(mdp, instances, structure, numbers, False, horizon, replications, seed,
@@ -1070,7 +1074,9 @@ def sweep(mdp: MDP, agent: str, grid, horizon: int, replications: int, seed=0,
         raise ValueError(f"agent must be the name of a registered agent, got {agent!r}")
     options = dict(options or {})
     points = grid_points(grid)
-    agents = [get_agent(agent, **options, **point) for point in points]
+    _check_positive_int("replications", replications)
+    agents = [get_agent(agent, **options, **point).for_replications(replications)
+              for point in points]
     mdp, instances = _instances(mdp)
     dtype = jnp.asarray(mdp.P).dtype
     split = [_split_agent(a, dtype) for a in agents]

@@ -33,13 +33,10 @@ Example:
 from __future__ import annotations
 
 import csv
-import dataclasses
-import enum
 import hashlib
 import importlib.metadata
 import io
 import json
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxmdp._distributed import broadcast, is_writer
-from jaxmdp._files import write_atomic
+from jaxmdp._files import json_plain, write_atomic
 from jaxmdp._simulate import optimum, simulate
 from jaxmdp.agents import Agent, agent_options, get_agent
 from jaxmdp.analysis.lower_bound import regret_lower_bound
@@ -121,40 +118,6 @@ def settings_path(path: Path | str) -> Path:
     return Path(path).with_suffix(".json")
 
 
-def _jsonable(value):
-    """``value`` as JSON data: named tuples and dataclasses become dicts (field order),
-    tuples lists, arrays nested lists, enums their names, functions and classes their
-    qualified names, non-finite floats the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if hasattr(value, "_asdict"):
-        return {str(k): _jsonable(v) for k, v in value._asdict().items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "__array__") and hasattr(value, "shape"):
-        return _jsonable(np.asarray(value).tolist())
-    if callable(value) and hasattr(value, "__qualname__"):
-        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
-    return repr(value)
-
-
-def _plain(value):
-    """``value`` as it reads back from a JSON file (tuples become lists, and so on)."""
-    return json.loads(json.dumps(_jsonable(value)))
-
-
 def _sha256(*arrays) -> str:
     digest = hashlib.sha256()
     for array in arrays:
@@ -183,7 +146,7 @@ def agent_settings(agent: str | Agent) -> dict:
         True
     """
     agent = get_agent(agent)
-    config = _plain(agent.config)
+    config = json_plain(agent.config)
     if config is None or isinstance(config, dict):
         return {"name": agent.name, "options": config or {}}
     return {"name": agent.name, "options": {}, "config": config}
@@ -224,7 +187,7 @@ def run_settings(mdp: MDP, agents, *, horizon: int, replications: int, seed: int
     counts = None
     if initial_counts is not None:
         array = np.asarray(initial_counts)
-        counts = {"transitions": _plain(array.sum()), "shape": list(array.shape),
+        counts = {"transitions": json_plain(array.sum()), "shape": list(array.shape),
                   "sha256": _sha256(array)}
     try:
         version = importlib.metadata.version("jaxmdp")

@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from jaxmdp._distributed import is_writer
+from jaxmdp._files import json_plain
 from jaxmdp._simulate import grid_points, sweep
 from jaxmdp.agents import get_agent
 from jaxmdp.analysis.statistics import bootstrap_ci
 from jaxmdp.mdp import MDP
 from jaxmdp.runner import (
     BOOTSTRAP,
-    _plain,
     load_results,
     rows_to_csv,
     run_settings,
@@ -47,7 +47,7 @@ def _sweep_settings(mdp: MDP, agent: str, options: dict, *, horizon: int,
                             replications=replications, seed=seed,
                             record_every=record_every, env=env)
     del settings["agents"]
-    settings["sweep"] = {"agent": agent, "options": _plain(options)}
+    settings["sweep"] = {"agent": agent, "options": json_plain(options)}
     return settings
 
 
@@ -78,7 +78,7 @@ def run_sweep(path: Path | str | None, mdp: MDP, agent: str, grid, *, horizon: i
         ValueError: as :func:`jaxmdp.sweep`.
     """
     options = dict(options or {})
-    points = [_plain(point) for point in grid_points(grid)]
+    points = [json_plain(point) for point in grid_points(grid)]
     requested = _sweep_settings(mdp, agent, options, horizon=horizon,
                                 replications=replications, seed=seed,
                                 record_every=record_every, env=env)
@@ -140,7 +140,7 @@ def sweep_rows(settings: dict, arrays: dict, points: Sequence[dict] | None = Non
     final pseudo-regret's mean with its bootstrap interval (:data:`~jaxmdp.runner.BOOTSTRAP`),
     median and standard error, and the final realised regret's mean."""
     saved = settings["sweep"]["points"]
-    points = saved if points is None else [_plain(p) for p in points]
+    points = saved if points is None else [json_plain(p) for p in points]
     rows = []
     for point in points:
         i = saved.index(point)

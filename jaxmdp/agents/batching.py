@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -52,9 +53,9 @@ from jaxmdp._passes import (
     vmap_axes,
 )
 
-__all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "check_cond", "cond_any",
-           "cond_chunked", "cond_compact", "episode_cond", "masked_elementwise",
-           "resolve_cond"]
+__all__ = ["COMPACT_BUCKETS", "CONDS", "ENTRY_PASS", "EPISODE_CHUNKS", "check_cond",
+           "cond_any", "cond_chunked", "cond_compact", "episode_chunk_for", "episode_cond",
+           "masked_elementwise", "resolve_cond", "resolve_episode_chunk"]
 
 #: Batch sizes of the planning pass of :func:`cond_compact` (plus the whole batch).
 COMPACT_BUCKETS = (4, 16, 64, 256)
@@ -174,14 +175,44 @@ def resolve_cond(cond: str, backend: str | None = None) -> str:
     return "chunked" if (backend or jax.default_backend()) == "cpu" else "cond_any"
 
 
-def episode_cond(cond: str, *, chunk: int = 1) -> Callable[..., Any]:
+#: ``episode_chunk="auto"``: the pass width of :func:`cond_chunked` for runs of at least
+#: this many replications (and 1 below the first): a pass costs in proportion to its rows,
+#: padded ones included, so where a round holds one episode start or fewer (100
+#: replications) one row per pass is fastest, and where it holds tens (1,000 replications
+#: of a short run) wider passes plan each start for less (measurements:
+#: ``docs/measurements/baselines.md``, "Planning passes").
+EPISODE_CHUNKS = ((1000, 8),)
+
+
+def episode_chunk_for(replications: int) -> int:
+    """``episode_chunk="auto"`` for a run of ``replications`` replications
+    (:data:`EPISODE_CHUNKS`)."""
+    chunk = 1
+    for least, width in EPISODE_CHUNKS:
+        if replications >= least:
+            chunk = width
+    return chunk
+
+
+def resolve_episode_chunk(config, replications: int):
+    """``config`` (a frozen dataclass with the option ``episode_chunk``) with
+    ``episode_chunk="auto"`` fixed for a run of ``replications`` replications
+    (:func:`episode_chunk_for`); the episodic agents' ``batch_options``
+    (:meth:`jaxmdp.Agent.for_replications`)."""
+    if config.episode_chunk != "auto":
+        return config
+    return dataclasses.replace(config, episode_chunk=episode_chunk_for(replications))
+
+
+def episode_cond(cond: str, *, chunk: int | str = 1) -> Callable[..., Any]:
     """The conditional ``f(pred, true_fn, false_fn, *operands)`` named ``cond``
-    (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only; default 1,
-    the episodic agents' option ``episode_chunk``: a pass
-    costs in proportion to its rows, padded ones included)."""
+    (:data:`CONDS`); ``chunk`` is :func:`cond_chunked`'s (``"chunked"`` only; the
+    episodic agents' option ``episode_chunk``: a pass costs in proportion to its rows,
+    padded ones included). ``"auto"`` left unresolved (an agent traced outside
+    :func:`jaxmdp.simulate`, which fixes it by the number of replications) is 1."""
     cond = resolve_cond(cond)
     if cond == "chunked":
-        return functools.partial(cond_chunked, chunk=chunk)
+        return functools.partial(cond_chunked, chunk=1 if chunk == "auto" else chunk)
     return {"compact": cond_compact, "cond_any": cond_any, "lax": lax.cond}[cond]
 
 

@@ -134,13 +134,17 @@ def real(*, low: float = -math.inf, high: float = math.inf, low_open: bool = Fal
     return Check("number", check)
 
 
-def integer(*, low: int = 1) -> Check:
+def integer(*, low: int = 1, auto: bool = False) -> Check:
     """An integer (``numbers.Integral``, not a ``bool``) of at least ``low``, stored as a
-    Python ``int``."""
+    Python ``int``; the string ``"auto"`` too where ``auto`` (a value fixed later, e.g. by
+    the number of replications of a run)."""
 
     def check(name: str, value):
+        if auto and value == "auto" and isinstance(value, str):
+            return value
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             what = "a positive integer" if low == 1 else f"an integer >= {low}"
+            what = "'auto' or " + what if auto else what
             raise ValueError(f"{name} must be {what}, got {value!r}")
         return int(value)
 

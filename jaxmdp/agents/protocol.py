@@ -156,6 +156,11 @@ class Agent:
         config: the agent's options (hashable).
         validate: optional ``validate(spec, config)`` run eagerly by the simulator before
             the run; raises ``ValueError`` when the agent cannot run on that environment.
+        batch_options: optional ``batch_options(config, replications) -> config``: the
+            configuration for a run of ``replications`` replications, with the options
+            that follow that number fixed (the episodic agents' ``episode_chunk="auto"``);
+            :func:`jaxmdp.simulate` and :func:`jaxmdp.sweep` apply it
+            (:meth:`for_replications`).
     """
 
     name: str
@@ -163,6 +168,7 @@ class Agent:
     step_fn: StepFn
     config: Hashable = None
     validate: Callable[[EnvSpec, Any], None] | None = None
+    batch_options: Callable[[Any, int], Any] | None = None
 
     def init(self, key: jax.Array, spec: EnvSpec) -> Any:
         """The state of one replication before its first round."""
@@ -177,6 +183,17 @@ class Agent:
         """Runs ``validate`` (if any) on ``spec``; raises ``ValueError``."""
         if self.validate is not None:
             self.validate(spec, self.config)
+
+    def for_replications(self, replications: int) -> Agent:
+        """This agent for a run of ``replications`` replications: its configuration with
+        the options that follow the number of replications fixed (``batch_options``);
+        the agent itself where it has none. A replication's run depends on the others
+        only through this number (never on how they are grouped into batches, MDPs,
+        sweep points or devices)."""
+        if self.batch_options is None:
+            return self
+        return dataclasses.replace(self, config=self.batch_options(self.config,
+                                                                   replications))
 
 
 #: The one registry of named agents: name -> ``factory(**options) -> Agent``, names

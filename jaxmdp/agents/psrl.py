@@ -45,11 +45,13 @@ spelling of it (``batching="any"`` is ``cond="cond_any"``, ``batching="cond"`` i
 * ``"auto"`` (default): ``"chunked"`` on a CPU, ``"cond_any"`` on an accelerator,
   chosen when the agent is built (:func:`jaxmdp.agents.batching.resolve_cond`).
 * ``"chunked"``: :func:`jaxmdp.agents.batching.cond_chunked`, a
-  ``custom_vmap`` rule that plans only the replications starting an episode, one at a
-  time (``m`` passes of one compiled copy of the planner for ``m`` of them: a pass costs
-  in proportion to its rows, padded ones included, and at 100 replications a round holds
-  one start or fewer on average), and scatters the new states back; nothing is planned
-  when none starts. A round costs planning in proportion to ``m`` (with 1,000
+  ``custom_vmap`` rule that plans only the replications starting an episode,
+  ``episode_chunk`` at a time (``ceil(m / c)`` passes of one compiled copy of the
+  planner for ``m`` of them: a pass costs in proportion to its rows, padded ones
+  included, and at 100 replications a round holds one start or fewer on average; the
+  default ``"auto"`` is 1 below 1,000 replications and 8 from 1,000, fixed by
+  :func:`jaxmdp.simulate`), and scatters the new states back; nothing is planned when
+  none starts. A round costs planning in proportion to ``m`` (with 1,000
   replications some replication starts an episode at nearly every round, so a rule that
   plans the whole batch whenever any needs it would plan at every round). Small passes
   also suit the Gamma draws, whose rejection loop runs until every element of the pass
@@ -78,7 +80,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents.batching import CONDS, episode_cond, resolve_cond
+from jaxmdp.agents.batching import CONDS, episode_cond, resolve_cond, resolve_episode_chunk
 from jaxmdp.agents.episodes import doubling, tsde_ends
 from jaxmdp.agents.options import boolean, check_options, choice, integer, option
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
@@ -112,12 +114,13 @@ class _SamplingConfig:
         cond: ``"auto"`` (default: the backend's), ``"chunked"``, ``"compact"``,
             ``"cond_any"`` or ``"lax"`` (module docstring).
         episode_chunk: the replications whose episode starts sample and plan together in
-            one pass under ``cond="chunked"`` (default 1; module docstring).
+            one pass under ``cond="chunked"``: a positive integer or ``"auto"`` (default:
+            fixed by the number of replications of the run; module docstring).
     """
 
     known_rewards: bool = option(False, boolean())
     cond: str = option("auto", choice(*CONDS))
-    episode_chunk: int = option(1, integer())
+    episode_chunk: int | str = option("auto", integer(auto=True))
 
     def __post_init__(self):
         check_options(self)
@@ -250,7 +253,7 @@ def _sampling_config(config_type, known_rewards, cond: str, batching: str | None
 
 
 def tsde_agent(*, known_rewards: bool = False, cond: str = "auto",
-               batching: str | None = None, episode_chunk: int = 1) -> Agent:
+               batching: str | None = None, episode_chunk: int | str = "auto") -> Agent:
     """TSDE (Ouyang et al. 2017), configured.
 
     Args:
@@ -263,7 +266,8 @@ def tsde_agent(*, known_rewards: bool = False, cond: str = "auto",
             are the same.
         batching: the same option in its other spelling: ``"chunked"``, ``"compact"``,
             ``"any"`` (``cond="cond_any"``) or ``"cond"`` (``cond="lax"``).
-        episode_chunk: replications planned per pass under ``cond="chunked"`` (default 1).
+        episode_chunk: replications planned per pass under ``cond="chunked"``
+            (default ``"auto"``: by the number of replications of the run).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"tsde"``.
@@ -272,7 +276,7 @@ def tsde_agent(*, known_rewards: bool = False, cond: str = "auto",
         ValueError: for an option of the wrong type or value, naming it.
     """
     config = _sampling_config(TSDEConfig, known_rewards, cond, batching, episode_chunk)
-    return Agent("tsde", _init, _step, config, validate_unit_rewards)
+    return Agent("tsde", _init, _step, config, validate_unit_rewards, resolve_episode_chunk)
 
 
 
@@ -330,7 +334,7 @@ def _psrl_step(key, state: PSRLState, obs: Observation, spec: EnvSpec,
 
 
 def psrl_agent(*, known_rewards: bool = False, cond: str = "auto",
-               batching: str | None = None, episode_chunk: int = 1) -> Agent:
+               batching: str | None = None, episode_chunk: int | str = "auto") -> Agent:
     """PSRL as in the StatisticalRL ``learners`` code (``PSRL.py``), planned exactly.
 
     The posterior is TSDE's (:func:`sample_mdp`: ``Dirichlet(1 + N(s, a, .))`` per
@@ -349,7 +353,8 @@ def psrl_agent(*, known_rewards: bool = False, cond: str = "auto",
             rewards in ``[0, 1]`` with a Beta posterior).
         cond: episode-start conditional under vmap (module docstring).
         batching: the same option in its other spelling (:func:`tsde_agent`).
-        episode_chunk: replications planned per pass under ``cond="chunked"`` (default 1).
+        episode_chunk: replications planned per pass under ``cond="chunked"``
+            (default ``"auto"``: by the number of replications of the run).
 
     Returns:
         The :class:`~jaxmdp.Agent` named ``"psrl"``.
@@ -363,4 +368,5 @@ def psrl_agent(*, known_rewards: bool = False, cond: str = "auto",
         'cond_any'
     """
     config = _sampling_config(PSRLConfig, known_rewards, cond, batching, episode_chunk)
-    return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards)
+    return Agent("psrl", _psrl_init, _psrl_step, config, validate_unit_rewards,
+                 resolve_episode_chunk)

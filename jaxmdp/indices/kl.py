@@ -77,6 +77,7 @@ import numpy as np
 from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
+from jaxmdp._order import platform
 from jaxmdp._passes import in_passes
 from jaxmdp.indices._common import check_shapes, nan_where, normalise, prepare, safe_divisor
 from jaxmdp.indices._roots import MAX_STEPS, find_root, halley_xtol
@@ -1120,12 +1121,7 @@ def _layout() -> str:
     CPU (the default device's platform if one is set, as by ``jax.default_device``, else
     ``jax.default_backend()``), ``"accelerator"`` elsewhere (GPU, TPU). Read at trace
     time (:func:`_native`)."""
-    device = jax.config.jax_default_device
-    if device is None:
-        platform = jax.default_backend()
-    else:
-        platform = device if isinstance(device, str) else device.platform
-    return "cpu" if platform == "cpu" else "accelerator"
+    return "cpu" if platform() == "cpu" else "accelerator"
 
 
 def _kl_ucb_on(layout: str, p: ArrayLike, v: ArrayLike, delta: ArrayLike) -> Array:

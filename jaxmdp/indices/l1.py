@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxmdp._order import stable_argsort
 from jaxmdp.indices._common import prepare
 
 __all__ = ["METHODS", "SORT_MAX_STATES", "l1_ball_maximiser", "l1_ucb"]
@@ -31,8 +32,9 @@ def _removal(room: jax.Array, p: jax.Array) -> jax.Array:
 def _by_sorting(p: jax.Array, v: jax.Array, half: jax.Array, with_q: bool):
     """The maximiser for ``p`` ``[..., S]``, a shared ``v`` ``[S]`` and ``half = d / 2``
     ``[...]``: one sort of ``v``, the rows of ``p`` gathered into its order and one
-    exclusive cumulative sum per row."""
-    order = jnp.argsort(v)  # increasing v; the last state has the largest v
+    exclusive cumulative sum per row (on an accelerator with few states, the order by
+    comparisons instead of a sort, ``jaxmdp._order.stable_argsort``)."""
+    order, rank = stable_argsort(v)  # increasing v; the last state has the largest v
     v_sorted = v[order]
     p_sorted = jnp.take(p, order, axis=-1)
     v_max = jnp.max(v)
@@ -49,7 +51,7 @@ def _by_sorting(p: jax.Array, v: jax.Array, half: jax.Array, with_q: bool):
         return value, None
     moved = removed.at[..., -1].set(0)  # the best state keeps its own mass
     q_sorted = (p_sorted - moved).at[..., -1].add(jnp.sum(moved, axis=-1))
-    return value, jnp.take(q_sorted, jnp.argsort(order), axis=-1)
+    return value, jnp.take(q_sorted, rank, axis=-1)
 
 
 def _by_scan(p: jax.Array, v: jax.Array, half: jax.Array, with_q: bool):
@@ -60,7 +62,7 @@ def _by_scan(p: jax.Array, v: jax.Array, half: jax.Array, with_q: bool):
     the cumulative sum of :func:`_by_sorting`.
     """
     p_next = jnp.moveaxis(p, -1, 0)
-    order = jnp.argsort(v)
+    order, rank = stable_argsort(v)
     best = order[-1]
     v_top = v[best]
 
@@ -77,7 +79,7 @@ def _by_scan(p: jax.Array, v: jax.Array, half: jax.Array, with_q: bool):
     (_, value), removed = lax.scan(step, (zero, zero), order)
     if not with_q:
         return value, None
-    removed = jnp.take(removed, jnp.argsort(order), axis=0)  # back to the states' order
+    removed = jnp.take(removed, rank, axis=0)  # back to the states' order
     q_next = (p_next - removed).at[best].add(jnp.sum(removed, axis=0))
     return value, jnp.moveaxis(q_next, 0, -1)
 

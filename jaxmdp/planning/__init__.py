@@ -54,16 +54,17 @@ from jaxmdp.planning._evi import (
     BoxBounds,
     ConfidenceSet,
     InnerMaximisation,
-    _box_ball,
-    _kl_ball,
-    _kl_published_ball,
-    _l1_ball,
+    box_ball,
     box_maximise,
     box_maximise_sorted,
     evi,
     evi_planner,
+    kl_ball,
+    kl_published_ball,
+    l1_ball,
     register_ball,
 )
+from jaxmdp.planning._evi_kernel import KERNELS
 from jaxmdp.planning._policy_iteration import (
     exact_planner,
     policy_iteration,
@@ -90,6 +91,7 @@ __all__ = [
     "ConfidenceSet",
     "Estimate",
     "InnerMaximisation",
+    "KERNELS",
     "ModelChange",
     "Planner",
     "Solution",
@@ -128,12 +130,12 @@ __all__ = [
 
 # The one table of the balls jaxmdp knows by name (user balls: register_ball).
 for _name, _factory in (
-    ("l1", _l1_ball),
-    ("kl", _kl_ball),
-    ("kl_published", _kl_published_ball),
-    ("box", _box_ball),
+    ("l1", l1_ball),
+    ("kl", kl_ball),
+    ("kl_published", kl_published_ball),
+    ("box", box_ball),
     ("ucrl3", lambda: UCRL3_BALL),
     ("ucrl3_key_sums", lambda: UCRL3_KEY_SUMS_BALL),
 ):
     register_ball(_name, _factory)
-del _name, _factory
+del _name, _factory, l1_ball, kl_ball, kl_published_ball, box_ball  # registered, not API

@@ -64,10 +64,12 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
+from jaxmdp._order import stable_argsort
 from jaxmdp._registry import Registry
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ball_maximiser
 from jaxmdp.planning._core import HIGHEST, ModelChange, Planner, Solution, Status
+from jaxmdp.planning._evi_kernel import KERNELS, l1_evi_loop
 
 __all__ = ["BALLS", "BoxBounds", "ConfidenceSet", "InnerMaximisation",
            "box_maximise", "box_maximise_sorted", "evi", "evi_planner", "register_ball"]
@@ -127,13 +129,14 @@ def box_maximise(lower: jax.Array, upper: jax.Array, u: jax.Array, with_q: bool)
     Returns:
         ``(values [...], q [..., S] or None)``.
     """
-    order = jnp.argsort(u, stable=True)[::-1]  # decreasing u; ties: the higher index first
+    increasing, rank = stable_argsort(u)
+    order = increasing[::-1]  # decreasing u; ties: the higher index first
     rest = 1.0 - jnp.sum(lower, axis=-1, keepdims=True)
     values, q_sorted = box_maximise_sorted(jnp.take(lower, order, axis=-1),
                                            jnp.take(upper, order, axis=-1), u[order], rest)
     if not with_q:
         return values, None
-    return values, jnp.take(q_sorted, jnp.argsort(order), axis=-1)
+    return values, jnp.take(q_sorted, u.shape[-1] - 1 - rank, axis=-1)
 
 
 def box_maximise_sorted(lower: jax.Array, upper: jax.Array, u: jax.Array, rest: jax.Array):
@@ -234,7 +237,7 @@ class InnerMaximisation(NamedTuple):
     bounds: type | None = None
 
 
-def _l1_ball() -> InnerMaximisation:
+def l1_ball() -> InnerMaximisation:
     """The L1 ball: :func:`jaxmdp.l1_ball_maximiser` over every pair with the shared ``u``.
 
     On CPU by its ``"scan"`` method, on ``p_hat`` laid out states-first ``[S', S, A]``
@@ -252,17 +255,17 @@ def _l1_ball() -> InnerMaximisation:
     return InnerMaximisation(solve, lambda p_hat: jnp.moveaxis(p_hat, -1, axis), False)
 
 
-def _kl_ball() -> InnerMaximisation:
+def kl_ball() -> InnerMaximisation:
     """The KL ball (KL-UCRL): :func:`jaxmdp.kl_ucb_solve` for every pair."""
     return InnerMaximisation(_kl_inner, lambda p_hat: p_hat, True)
 
 
-def _kl_published_ball() -> InnerMaximisation:
+def kl_published_ball() -> InnerMaximisation:
     """KL-UCRL's maximiser as the StatisticalRL code computes it (``search_up`` bug)."""
     return InnerMaximisation(_kl_published_inner, lambda p_hat: p_hat, True)
 
 
-def _box_ball() -> InnerMaximisation:
+def box_ball() -> InnerMaximisation:
     """The box of per-next-state bounds (UCRL2B): :func:`box_maximise`."""
     return InnerMaximisation(_box_inner, lambda p_hat: None, False, BoxBounds)
 
@@ -324,9 +327,14 @@ def _bits(x: jax.Array) -> jax.Array:
     return lax.bitcast_convert_type(x, jnp.dtype(f"int{8 * x.dtype.itemsize}"))
 
 
-@partial(jax.jit, static_argnames=("ball", "cycle_memory"))
+def _final_q(inner, data, u, radius, mask, p_hat):
+    """The maximisers at ``u`` (``p_hat`` on inadmissible pairs)."""
+    return jnp.where(mask[..., None], inner(data, u, radius, True)[1], p_hat)
+
+
+@partial(jax.jit, static_argnames=("ball", "cycle_memory", "kernel"))
 def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball,
-              cycle_memory: int = 0):
+              cycle_memory: int = 0, kernel: str = "xla"):
     maximisation = _maximisation(ball)
     inner, q_in_loop = maximisation.solve, maximisation.q_in_loop
     data = maximisation.layout(p_hat)
@@ -334,6 +342,12 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball,
     mask = mask | ~jnp.any(mask, axis=-1, keepdims=True)
     if maximisation.bounds is None:
         radius = jnp.maximum(radius, 0)  # traced negative radii (an eager call raises)
+    if kernel == "pallas":  # the loop as one kernel (the L1 ball, no cycle detection)
+        previous, policy, gain, span, steps, converged = l1_evi_loop(
+            p_hat, r_tilde, radius, mask, u0, epsilon, max_steps)
+        status = jnp.where(converged, Status.CONVERGED, Status.MAX_STEPS)
+        return Solution(gain, previous, policy, steps, status.astype(jnp.int32),
+                        _final_q(inner, data, previous, radius, mask, p_hat), span)
 
     def cond(carry: _Carry) -> jax.Array:
         return ~carry.converged & (carry.step < max_steps)
@@ -390,8 +404,8 @@ def _evi_core(p_hat, r_tilde, radius, mask, u0, epsilon, max_steps, *, ball,
         history=jnp.full((cycle_memory,) + u0.shape, jnp.inf, dtype),
     )
     final = lax.while_loop(cond, body, init)
-    q_opt = final.q if q_in_loop else inner(data, final.previous, radius, True)[1]
-    q_opt = jnp.where(mask[..., None], q_opt, p_hat)
+    q_opt = (jnp.where(mask[..., None], final.q, p_hat) if q_in_loop
+             else _final_q(inner, data, final.previous, radius, mask, p_hat))
     status = jnp.where(final.converged, Status.CONVERGED, Status.MAX_STEPS)
     return Solution(final.gain_estimate, final.previous, final.policy, final.step,
                     status.astype(jnp.int32), q_opt, final.span)
@@ -471,6 +485,7 @@ def evi(
     max_steps: int = DEFAULT_MAX_STEPS,
     u0: ArrayLike | None = None,
     cycle_memory: int = 0,
+    kernel: str = "xla",
 ) -> Solution:
     r"""Extended value iteration over a product of L1 or KL balls (UCRL2, KL-UCRL).
 
@@ -535,15 +550,22 @@ def evi(
         u0: the starting values :math:`u_0`, shape ``[S]`` (a warm start); default zeros.
         cycle_memory: how many earlier iterates a new one is compared with to detect a
             cycle (above); ``0`` (default) compares none. A non-negative Python int.
+        kernel: the loop's implementation (:data:`KERNELS`, static): ``"xla"`` (default,
+            a ``lax.while_loop``) or ``"pallas"``: the whole loop as one Pallas kernel, one
+            program per problem under ``vmap`` (no host wait per sweep on a GPU;
+            interpret mode elsewhere), for ``ball="l1"`` without ``cycle_memory``. The
+            same policies and numbers of sweeps, values up to the order of additions
+            (``jaxmdp.planning._evi_kernel``).
 
     Returns:
         A :class:`~jaxmdp.planning.Solution` ``(gain, bias, policy, num_steps, status,
         q_opt, span)``: ``bias`` is ``u`` and ``gain`` the gain estimate.
 
     Raises:
-        ValueError: for an unknown ``ball``, a non-positive ``epsilon`` or ``max_steps``,
-            arrays of the wrong shapes, or (eagerly) a negative ``radius``; the message
-            names the argument.
+        ValueError: for an unknown ``ball`` or ``kernel``, ``kernel="pallas"`` with
+            another ball than ``"l1"`` or with ``cycle_memory``, a non-positive
+            ``epsilon`` or ``max_steps``, arrays of the wrong shapes, or (eagerly) a
+            negative ``radius``; the message names the argument.
 
     Example:
         >>> import jax.numpy as jnp
@@ -565,6 +587,7 @@ def evi(
             or cycle_memory < 0):
         raise ValueError(f"cycle_memory must be a non-negative Python int, got "
                          f"{cycle_memory!r}")
+    _check_kernel(kernel, ball, cycle_memory)
     dtype = jnp.result_type(p_hat, r_tilde, *([] if u0 is None else [u0]),
                             *([] if _maximisation(ball).bounds is not None else [radius]))
     if not jnp.issubdtype(dtype, jnp.floating):
@@ -584,12 +607,24 @@ def evi(
         jnp.asarray(max_steps, jnp.int32),
         ball=ball,
         cycle_memory=cycle_memory,
+        kernel=kernel,
     )
+
+
+def _check_kernel(kernel, ball, cycle_memory: int) -> None:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {list(KERNELS)}, got {kernel!r}")
+    if kernel == "pallas" and ball != "l1":
+        raise ValueError(f"kernel='pallas' solves the 'l1' ball only, got ball={ball!r}")
+    if kernel == "pallas" and cycle_memory:
+        raise ValueError(f"kernel='pallas' has no cycle detection, got "
+                         f"cycle_memory={cycle_memory!r}")
 
 
 @functools.cache
 def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAULT_MAX_STEPS,
-                warm_start: bool = False, cycle_memory: int = 0) -> Planner:
+                warm_start: bool = False, cycle_memory: int = 0,
+                kernel: str = "xla") -> Planner:
     """Extended value iteration behind :class:`~jaxmdp.planning.Planner`.
 
     ``update(state, change)`` runs :func:`evi` on the :class:`ConfidenceSet`
@@ -602,13 +637,15 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
         max_steps: maximum number of sweeps per update, a positive int.
         warm_start: start each update from the previous ``u``.
         cycle_memory: :func:`evi`'s cycle detection (``0``: none).
+        kernel: :func:`evi`'s loop, ``"xla"`` or ``"pallas"`` (the L1 ball only).
 
     Returns:
         A :class:`~jaxmdp.planning.Planner`; calls with equal arguments return the same
         object.
 
     Raises:
-        ValueError: for an unknown ``ball``.
+        ValueError: for an unknown ``ball`` or ``kernel``, or ``kernel="pallas"`` with
+            another ball or with ``cycle_memory``.
 
     Example:
         >>> import jax.numpy as jnp
@@ -625,6 +662,7 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
     if not _known(ball):
         raise ValueError(f"ball must be one of {list(BALLS)} or an "
                          f"InnerMaximisation, got {ball!r}")
+    _check_kernel(kernel, ball, cycle_memory)
 
     def init(model: ConfidenceSet):
         return jnp.zeros(jnp.shape(model.p_hat)[0], jnp.asarray(model.p_hat).dtype)
@@ -633,7 +671,8 @@ def evi_planner(ball: str | InnerMaximisation = "l1", *, max_steps: int = DEFAUL
         model = change.model
         solution = evi(model.p_hat, model.rewards, model.radius, model.mask, ball=ball,
                        epsilon=model.epsilon, max_steps=max_steps,
-                       u0=state if warm_start else None, cycle_memory=cycle_memory)
+                       u0=state if warm_start else None, cycle_memory=cycle_memory,
+                       kernel=kernel)
         return solution, solution.bias
 
     return Planner(init, update)

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxmdp._order import stable_argsort
 from jaxmdp.planning._core import Planner, Solution, Status, noisy_argmax, values_planner
 from jaxmdp.planning._evi import ConfidenceSet, box_maximise
 
@@ -68,7 +69,7 @@ def l1_truncated_maximise(p, u, radius, allowed):
     Returns:
         ``q . u``, ``[...]``.
     """
-    order = jnp.argsort(u, stable=True)  # increasing u
+    order, _ = stable_argsort(u)  # increasing u
     ok = jnp.take(allowed, order, axis=-1)
     ps = jnp.where(ok, jnp.take(p, order, axis=-1), 0.0)
     S = u.shape[0]

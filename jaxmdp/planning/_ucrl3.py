@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxmdp._order import stable_argsort
 from jaxmdp.planning._evi import InnerMaximisation, box_maximise_sorted
 
 __all__ = ["UCRL3_BALL", "UCRL3_KEY_SUMS_BALL", "UCRL3Bounds", "near_optimistic_support"]
@@ -257,7 +258,7 @@ def _sorted_support(bounds: UCRL3Bounds, u: jax.Array, key_sums: bool):
     ``[S, A, S]`` in that order (``lower`` 0 and ``p_u`` ``upper_out`` off the empirical
     support)."""
     S = u.shape[0]
-    order = jnp.argsort(u, stable=True)  # increasing u
+    order, _ = stable_argsort(u)  # increasing u
     u_ord = u[order]
     empirical = bounds.support[..., order]
     start = empirical | (jnp.arange(S) == S - 1)  # and the state of highest u
@@ -285,7 +286,8 @@ def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool =
     values, q = box_maximise_sorted(lower[..., ::-1], upper[..., ::-1], u_ord[::-1], rest)
     if not with_q:
         return values, None
-    return values, jnp.take(q, jnp.argsort(order[::-1]), axis=-1)
+    _, rank = stable_argsort(u)  # the same comparisons as above (XLA computes them once)
+    return values, jnp.take(q, u.shape[-1] - 1 - rank, axis=-1)
 
 
 def _ucrl3_key_sums_inner(data, u, bounds: UCRL3Bounds, with_q: bool):

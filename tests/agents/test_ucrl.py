@@ -201,5 +201,37 @@ def test_settings_are_options_that_enter_equality_and_hash():
     for name in ("ucrl2", "kl_ucrl", "ucrl2b", "ucrl3", "scal", "scal_plus", "tucrl",
                  "tsde", "psrl"):
         assert jm.get_agent(name, episode_chunk=4).config.episode_chunk == 4
-        with pytest.raises(ValueError, match="episode_chunk must be a positive integer"):
-            jm.get_agent(name, episode_chunk=0)
+        for bad in (0, "8", True, 2.0):
+            with pytest.raises(ValueError, match="episode_chunk must be 'auto' or a positive "
+                                                 f"integer, got {bad!r}"):
+                jm.get_agent(name, episode_chunk=bad)
+        # "auto" (the default) is fixed by the number of replications of a run: one row
+        # per pass below 1,000 replications, eight from 1,000; a given number stays.
+        agent = jm.get_agent(name)
+        assert agent.config.episode_chunk == "auto"
+        assert [agent.for_replications(n).config.episode_chunk
+                for n in (1, 999, 1000, 10**5)] == [1, 1, 8, 8]
+        assert agent.for_replications(1000) == jm.get_agent(name, episode_chunk=8)
+        fixed = jm.get_agent(name, episode_chunk=2)
+        assert fixed.for_replications(5000) == fixed
+    assert jm.get_agent("ucb").for_replications(5000) == jm.get_agent("ucb")  # no such option
+
+
+class _Fixed(Exception):
+    """Raised by the spy below once the agent is fixed (nothing compiles)."""
+
+
+def test_simulate_and_sweep_fix_the_options_by_the_replications(monkeypatch):
+    seen = []
+
+    def spy(self, replications):
+        seen.append((self.name, replications))
+        raise _Fixed
+
+    monkeypatch.setattr(jm.Agent, "for_replications", spy)
+    mdp = jm.envs.make("riverswim-6")
+    with pytest.raises(_Fixed):
+        jm.simulate(mdp, "ucrl2", 20, 3000, progress=False)
+    with pytest.raises(_Fixed):
+        jm.sweep(mdp, "psrl", {"episode_chunk": [1, 2]}, 20, 3000, progress=False)
+    assert seen == [("ucrl2", 3000), ("psrl", 3000)]

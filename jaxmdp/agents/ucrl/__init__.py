@@ -91,13 +91,17 @@ when the agent is built (:func:`~jaxmdp.agents.batching.resolve_cond`): on a CPU
 (:func:`~jaxmdp.agents.batching.cond_chunked`) runs no EVI in a round where no replication
 starts an episode, and in a round where ``m`` do, runs EVI on those ``m`` only, ``c`` at a
 time (``ceil(m / c)`` passes of one compiled copy of the planner, the last one padded),
-with ``c = episode_chunk`` (an option of every agent of the family, default 1). A pass
-costs in proportion to its rows, padded ones included, and at 100 replications a round
-holds one start or fewer on average (UCRL2 with the StatisticalRL options on RiverSwim-25:
-53 episodes per replication in 10⁴ rounds, 0.53 starts per round), so wider passes mostly
+with ``c = episode_chunk`` (an option of every agent of the family). A pass costs in
+proportion to its rows, padded ones included, and at 100 replications a round holds one
+start or fewer on average (UCRL2 with the StatisticalRL options on RiverSwim-25: 53
+episodes per replication in 10⁴ rounds, 0.53 starts per round), so wider passes mostly
 plan padding. Where many start in the same round (T = 2,000 at 1,000 replications: 20 to
-150 per round) passes of 8 run 1.2-1.3x faster: ``get_agent("ucrl2", episode_chunk=8)``
-(measurements: ``docs/measurements/baselines.md``, "Planning passes"). ``cond="compact"``
+150 per round) passes of 8 run 1.2-1.3x faster (measurements:
+``docs/measurements/baselines.md``, "Planning passes"). So the default
+``episode_chunk="auto"`` is fixed by the number of replications of the run
+(:meth:`jaxmdp.Agent.for_replications`, applied by :func:`jaxmdp.simulate` and
+:func:`jaxmdp.sweep`): 1 below 1,000 replications, 8 from 1,000
+(:data:`~jaxmdp.agents.batching.EPISODE_CHUNKS`); a number given is kept. ``cond="compact"``
 (:func:`~jaxmdp.agents.batching.cond_compact`) gathers them instead into one batch of 4,
 16, 64 or 256 replications (the smallest that holds them, among those at most half the
 batch) or else the whole batch (one compiled copy of EVI per size); ``cond="cond_any"``
@@ -107,13 +111,15 @@ costs a kernel launch and a host wait, so one pass beats many); ``cond="lax"`` p
 every round. For UCRL2 on RiverSwim-6 all four give the same trajectories (tested). A row's
 plan does not depend on the other rows of its pass, but its last bits can depend on the
 pass's width (XLA compiles a batch of one or eight rows to different kernels): the chunk is
-fixed per agent, so a replication's run does not depend on the others' episode starts, and
-a run with another ``episode_chunk`` can part from it at an exact tie (UCRL2 on
-RiverSwim-25 and grid-4-room, also in float64). KL-UCRL's exact KL ball is not bitwise
-independent of the width of its planning pass (its trajectories with ``"compact"`` at 1,000
-replications on riverswim-6 differ from ``"chunked"``'s in the last bits), so on a CPU its
-default plans one replication per pass, like the family's: a run does not depend on the
-others' episode starts nor on the number of devices. With ``search_up_bug=True`` its
+fixed for a run, so a replication's run does not depend on the others' episode starts
+(nor on how the replications are split over MDPs, sweep points or devices), and a run
+with another ``episode_chunk`` (or, by ``"auto"``, another number of replications) can
+part from it at an exact tie (UCRL2 on RiverSwim-25 and grid-4-room, also in float64).
+KL-UCRL's exact KL ball is not bitwise independent of the width of its planning pass
+(its trajectories with ``"compact"`` at 1,000 replications on riverswim-6 differ from
+``"chunked"``'s in the last bits), so on a CPU its default is the family's fixed pass
+width: a run does not depend on the others' episode starts nor on the number of
+devices. With ``search_up_bug=True`` its
 maximiser is a closed form and ``"chunked"`` and ``"compact"`` give the same trajectories
 (tested).
 

@@ -15,7 +15,13 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmdp.agents.batching import CONDS, cond_compact, episode_cond, resolve_cond
+from jaxmdp.agents.batching import (
+    CONDS,
+    cond_compact,
+    episode_cond,
+    resolve_cond,
+    resolve_episode_chunk,
+)
 from jaxmdp.agents.options import (
     boolean,
     check_options,
@@ -30,7 +36,7 @@ from jaxmdp.agents.options import (
 from jaxmdp.agents.protocol import Agent, EnvSpec, Observation
 from jaxmdp.agents.ucrl._sets import EpisodeStats, EVISets, UCRLSets
 from jaxmdp.mdp import check_unit_rewards
-from jaxmdp.planning import ConfidenceSet, ModelChange, Planner, Status
+from jaxmdp.planning import KERNELS, ConfidenceSet, ModelChange, Planner, Status
 
 __all__ = [
     "EPSILON_RULES",
@@ -94,7 +100,14 @@ class UCRLConfig:
         warm_start: start each episode's EVI from the previous episode's values (the
             StatisticalRL code, ``UCRL2.py`` line 78) instead of zeros (Jaksch et al.).
         episode_chunk: the replications whose episode starts plan together in one pass
-            under ``cond="chunked"`` (1: one at a time; see :mod:`jaxmdp.agents.ucrl`).
+            under ``cond="chunked"``: a positive integer (1: one at a time) or ``"auto"``
+            (default: fixed by the number of replications of the run,
+            :func:`~jaxmdp.agents.batching.episode_chunk_for`; see
+            :mod:`jaxmdp.agents.ucrl`).
+        evi_kernel: the planning loop's implementation (:data:`jaxmdp.planning.KERNELS`):
+            ``"xla"`` (default, every variant) or ``"pallas"`` (EVI over the L1 ball as
+            one kernel, UCRL2: :func:`jaxmdp.evi`'s ``kernel``). The values a variant
+            accepts are its :meth:`~jaxmdp.agents.ucrl.UCRLSets.loop_kernels`.
     """
 
     sets: UCRLSets
@@ -105,7 +118,8 @@ class UCRLConfig:
     cond: str = option("auto", choice(*CONDS))
     ties: str = option("lowest", choice(*TIES))
     warm_start: bool = option(False, boolean())
-    episode_chunk: int = option(1, integer())
+    episode_chunk: int | str = option("auto", integer(auto=True))
+    evi_kernel: str = option("xla", choice(*KERNELS))
 
     def __post_init__(self):
         if not isinstance(self.sets, UCRLSets):
@@ -117,6 +131,10 @@ class UCRLConfig:
         if self.ties not in rules:
             raise ValueError(f"ties must be one of {list(rules)} for "
                              f"{type(self.sets).__name__}, got {self.ties!r}")
+        kernels = self.sets.loop_kernels()
+        if self.evi_kernel not in kernels:
+            raise ValueError(f"evi_kernel must be one of {list(kernels)} for "
+                             f"{type(self.sets).__name__}, got {self.evi_kernel!r}")
 
     @property
     def ball(self):
@@ -127,7 +145,8 @@ class UCRLConfig:
     @property
     def planner(self) -> Planner:
         """The variant's planner with this configuration's cap and warm start."""
-        return self.sets.planner(max_steps=self.max_evi_steps, warm_start=self.warm_start)
+        return self.sets.planner(max_steps=self.max_evi_steps, warm_start=self.warm_start,
+                                 kernel=self.evi_kernel)
 
 
 class UCRLState(NamedTuple):
@@ -361,7 +380,8 @@ def ucrl_family_agent(name: str, sets: UCRLSets, **options) -> Agent:
     if unknown:
         raise ValueError(f"the UCRL family takes the options {sorted(family)}, got "
                          f"options {unknown}")
-    return Agent(name, _init, _step, UCRLConfig(sets, **options), _validate)
+    return Agent(name, _init, _step, UCRLConfig(sets, **options), _validate,
+                 resolve_episode_chunk)
 
 
 def ucrl_variant(sets_type: type[UCRLSets], name: str, *, doc: str | None = None,

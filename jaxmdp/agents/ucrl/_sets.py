@@ -85,9 +85,15 @@ class UCRLSets(abc.ABC):
         confidence level."""
 
     @abc.abstractmethod
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
         """The :class:`~jaxmdp.planning.Planner` of the optimistic model (its state: the
-        values the next episode's solve may start from, with ``warm_start``)."""
+        values the next episode's solve may start from, with ``warm_start``); ``kernel``
+        is its loop's implementation, one of :meth:`loop_kernels`."""
+
+    def loop_kernels(self) -> tuple[str, ...]:
+        """The values of the family's ``evi_kernel`` option this variant accepts (of
+        :data:`jaxmdp.planning.KERNELS`): by default ``"xla"`` only."""
+        return ("xla",)
 
     def ends_episode(self, state, obs: Observation, action) -> jax.Array:
         """Whether the round of ``obs`` starts a new episode (after the first), with
@@ -134,9 +140,14 @@ class EVISets(UCRLSets):
         """The ball of :func:`jaxmdp.evi` (a name of :data:`jaxmdp.planning.BALLS`, or
         an :class:`~jaxmdp.planning.InnerMaximisation`)."""
 
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
-        """Extended value iteration over :attr:`ball`."""
-        return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start)
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
+        """Extended value iteration over :attr:`ball`, its loop ``kernel``."""
+        return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start,
+                           kernel=kernel)
+
+    def loop_kernels(self) -> tuple[str, ...]:
+        """``"xla"``, and ``"pallas"`` over the L1 ball (:func:`jaxmdp.evi`'s kernels)."""
+        return ("xla", "pallas") if self.ball == "l1" else ("xla",)
 
 
 def uniform_centre(counts, num_states: int, dtype):

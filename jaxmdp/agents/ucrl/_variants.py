@@ -283,10 +283,10 @@ class UCRL3Sets(EVISets):
         """UCRL3's near-optimistic sets, or with the published support (``key_sums``)."""
         return UCRL3_KEY_SUMS_BALL if self.key_sums else UCRL3_BALL
 
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
         """EVI over :attr:`ball` with cycle detection (:data:`UCRL3_CYCLE_MEMORY`)."""
         return evi_planner(self.ball, max_steps=max_steps, warm_start=warm_start,
-                           cycle_memory=UCRL3_CYCLE_MEMORY)
+                           cycle_memory=UCRL3_CYCLE_MEMORY, kernel=kernel)
 
     def family_defaults(self):
         """``ties`` and ``warm_start`` as ``UCRL3`` (least visited, warm) or, with

@@ -146,9 +146,11 @@ class RlexplorerUCRLSets(UCRLSets):
         p_hat, r_upper, bounds = rlexplorer_bernstein(stats, spec, delta_k)
         return p_hat, jnp.minimum(1.0, r_upper), bounds
 
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
         """:func:`jaxmdp.planning.scopt_planner` with no cap, warm-started from the end
-        of the last sweep (``evi.pyx`` lines 144-146, 197-199)."""
+        of the last sweep (``evi.pyx`` lines 144-146, 197-199); its one loop
+        (``kernel="xla"``)."""
+        del kernel  # "xla" (loop_kernels)
         return scopt_planner(math.inf, tau=self.tau, max_steps=max_steps,
                              warm_start=warm_start, warm_from_end=True)
 

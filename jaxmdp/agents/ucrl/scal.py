@@ -146,8 +146,10 @@ class SpanCappedSets(UCRLSets):
     def confidence(self, stats: EpisodeStats, spec: EnvSpec, delta):
         """``(p_hat, r_tilde, BoxBounds)`` of the episode."""
 
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
-        """:func:`jaxmdp.planning.scopt_planner` with this ``c``, ``tau`` and warm start."""
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
+        """:func:`jaxmdp.planning.scopt_planner` with this ``c``, ``tau`` and warm start
+        (its one loop, ``kernel="xla"``)."""
+        del kernel  # "xla" (loop_kernels)
         return scopt_planner(self.span_constraint, tau=self.tau, max_steps=max_steps,
                              warm_start=warm_start, warm_from_end=self.published_warm_start)
 

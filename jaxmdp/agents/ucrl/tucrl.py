@@ -102,8 +102,10 @@ class TUCRLSets(UCRLSets):
     tau: float = option(0.9, real(low=0.0, high=1.0, low_open=True))  # Ucrl.py l. 149
     noisy_ties: bool = option(True, boolean())
 
-    def planner(self, *, max_steps: int, warm_start: bool) -> Planner:
-        """:func:`jaxmdp.planning.tevi_planner` with these options."""
+    def planner(self, *, max_steps: int, warm_start: bool, kernel: str = "xla") -> Planner:
+        """:func:`jaxmdp.planning.tevi_planner` with these options (its one loop,
+        ``kernel="xla"``)."""
+        del kernel  # "xla" (loop_kernels)
         return tevi_planner(tau=self.tau, max_steps=max_steps, warm_start=warm_start,
                             published_stop=self.published_stop)
 
