@@ -35,10 +35,6 @@ from mkdocs.structure.files import File
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-# The tables import jaxmdp: from this checkout where it is not installed (a bare
-# `mkdocs build` in a fresh clone).
-if str(ROOT) not in sys.path:
-    sys.path.append(str(ROOT))
 FIGURES = ROOT / "figures"
 README = ROOT / "README.md"
 MATHJAX_SCRIPT = "javascripts/mathjax/tex-svg.js"
@@ -55,6 +51,15 @@ def mathjax_file() -> Path:
     import mathjax
 
     return Path(mathjax.__file__).resolve().parent / "static" / "mathjax" / "es5" / "tex-svg.js"
+
+
+def on_startup(command, dirty):
+    """The tables import jaxmdp: from this checkout where it is not installed (a bare
+    ``mkdocs build`` in a fresh clone). Added here, not when the hooks are loaded: mkdocs
+    restores ``sys.path`` after loading them."""
+    del command, dirty
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
 
 
 def on_files(files, config):

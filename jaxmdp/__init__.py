@@ -8,7 +8,10 @@ analysis. Everything public is re-exported here; nothing else is public.
 """
 
 # Each module adds its public names below, one import line per module, and to __all__.
-from jaxmdp import _deprecations, analysis, envs, planning
+from jaxmdp import analysis, envs, planning
+from jaxmdp._deprecations import DEPRECATIONS as _DEPRECATIONS  # noqa: F401 (the table, read)
+from jaxmdp._deprecations import attribute as _deprecated_attribute
+from jaxmdp._deprecations import install as _install_deprecations
 from jaxmdp._registry import Registry
 from jaxmdp._simulate import Trajectories, grid_points, simulate, sweep
 from jaxmdp.agents import (
@@ -121,11 +124,11 @@ __all__ = [
 
 
 # Names and modules removed from the public API, each kept for one release after the one
-# that removed it: the one table is jaxmdp._deprecations.DEPRECATIONS (optax's pattern).
-_DEPRECATIONS = _deprecations.DEPRECATIONS
-_deprecations.install()
+# that removed it: the one table is jaxmdp._deprecations.DEPRECATIONS (optax's pattern),
+# imported above as _DEPRECATIONS.
+_install_deprecations()
 
 
 def __getattr__(name: str):
     """Serves the names of :data:`_DEPRECATIONS`, warning which version removes them."""
-    return _deprecations.attribute(name)
+    return _deprecated_attribute(name)

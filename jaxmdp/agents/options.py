@@ -140,7 +140,7 @@ def integer(*, low: int = 1, auto: bool = False) -> Check:
     the number of replications of a run)."""
 
     def check(name: str, value):
-        if auto and value == "auto" and isinstance(value, str):
+        if auto and isinstance(value, str) and value == "auto":
             return value
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             what = "a positive integer" if low == 1 else f"an integer >= {low}"

@@ -64,7 +64,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxmdp._order import stable_argsort
+from jaxmdp._order import platform, stable_argsort
 from jaxmdp._registry import Registry
 from jaxmdp.indices.kl import kl_ucb_solve
 from jaxmdp.indices.l1 import l1_ball_maximiser
@@ -244,7 +244,7 @@ def l1_ball() -> InnerMaximisation:
     once, outside the iteration (each step of the scan then reads a contiguous ``[S, A]``
     slice); on accelerators by its ``"sort"`` method on ``p_hat`` as it is.
     """
-    method, axis = ("scan", 0) if jax.default_backend() == "cpu" else ("sort", -1)
+    method, axis = ("scan", 0) if platform() == "cpu" else ("sort", -1)
 
     def solve(data: jax.Array, u: jax.Array, radius: jax.Array, with_q: bool):
         if not with_q:

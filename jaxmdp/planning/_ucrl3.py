@@ -248,30 +248,30 @@ def near_optimistic_support(bounds: UCRL3Bounds, u: jax.Array, *,
     Returns:
         bool ``[S, A, S]``: the support of every pair.
     """
-    order, _, _, _, support = _sorted_support(bounds, u, key_sums)
+    order, _, _, _, _, support = _sorted_support(bounds, u, key_sums)
     return jnp.zeros(support.shape, bool).at[..., order].set(support)
 
 
 def _sorted_support(bounds: UCRL3Bounds, u: jax.Array, key_sums: bool):
     """:func:`near_optimistic_support` with the states in increasing order of ``u``
-    (``order``, stable): ``(order, u[order], lower, p_u, support)``, the last three
-    ``[S, A, S]`` in that order (``lower`` 0 and ``p_u`` ``upper_out`` off the empirical
-    support)."""
+    (``order``, stable; ``rank`` its inverse): ``(order, rank, u[order], lower, p_u,
+    support)``, the last three ``[S, A, S]`` in that order (``lower`` 0 and ``p_u``
+    ``upper_out`` off the empirical support)."""
     S = u.shape[0]
-    order, _ = stable_argsort(u)  # increasing u
+    order, rank = stable_argsort(u)  # increasing u
     u_ord = u[order]
     empirical = bounds.support[..., order]
     start = empirical | (jnp.arange(S) == S - 1)  # and the state of highest u
     lower = jnp.where(empirical, bounds.lower[..., order], 0.0)
     p_u = jnp.where(empirical, bounds.upper[..., order], bounds.upper_out[..., None])
     if key_sums:
-        return order, u_ord, lower, p_u, start
+        return order, rank, u_ord, lower, p_u, start
     w = u_ord - u_ord[0]  # u - min u
     kappa = bounds.kappa * (u_ord[-1] - u_ord[0])
     flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
     added = jax.vmap(_extension, in_axes=(0, 0, 0, 0, 0, None))(
         flat(p_u), flat(lower), flat(start), flat(bounds.upper_out), flat(kappa), w)
-    return order, u_ord, lower, p_u, start | added.reshape(start.shape)
+    return order, rank, u_ord, lower, p_u, start | added.reshape(start.shape)
 
 
 def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool = False):
@@ -280,13 +280,12 @@ def _ucrl3_inner(data, u, bounds: UCRL3Bounds, with_q: bool, *, key_sums: bool =
     support, the lower ones off it), in the support's order of the states: the box's
     order (decreasing ``u``, ties to the higher index) is its reverse."""
     del data
-    order, u_ord, lower, p_u, support = _sorted_support(bounds, u, key_sums)
+    _, rank, u_ord, lower, p_u, support = _sorted_support(bounds, u, key_sums)
     upper = jnp.where(support, p_u, lower)
     rest = 1.0 - jnp.sum(jnp.where(bounds.support, bounds.lower, 0.0), axis=-1, keepdims=True)
     values, q = box_maximise_sorted(lower[..., ::-1], upper[..., ::-1], u_ord[::-1], rest)
     if not with_q:
         return values, None
-    _, rank = stable_argsort(u)  # the same comparisons as above (XLA computes them once)
     return values, jnp.take(q, u.shape[-1] - 1 - rank, axis=-1)
 
 

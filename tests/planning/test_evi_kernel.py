@@ -28,7 +28,7 @@ def _problem(rng, S, A, dtype):
 
 
 @pytest.mark.parametrize("dtype", [jnp.float64, jnp.float32])
-@pytest.mark.parametrize("S, A", [(1, 1), (3, 2), (6, 3), (11, 4)])
+@pytest.mark.parametrize("S, A", [(1, 1), (6, 3), (11, 4)])
 def test_the_kernel_is_the_xla_loop(S, A, dtype):
     rng = np.random.default_rng(S * 10 + A)
     p_hat, rewards, radius, mask = _problem(rng, S, A, dtype)

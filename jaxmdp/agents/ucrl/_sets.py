@@ -19,11 +19,14 @@ hook                     what the family does with it
 ``ends_episode``         whether a round starts a new episode (default: the doubling rule)
 ``mixes``                whether the episode's policy mixes two actions (default False)
 ``mixture``              the mixing policy ``(other_action, weight)`` (used where
-                         ``mixes()``)
+                         ``mixes()``; default: the policy itself, weight 0)
 ``draws_action_noise``   whether each replication draws a fixed noise per action at its
                          start, passed to ``confidence`` (default False)
 ``tie_rules``            the values of the family's ``ties`` the variant accepts (default
                          those of EVI: ``"lowest"`` and the re-sampled ties)
+``loop_kernels``         the values of the family's ``evi_kernel`` the variant accepts
+                         (default ``"xla"``; :class:`EVISets` over the L1 ball: and
+                         ``"pallas"``)
 ``family_defaults``      the family options' defaults that depend on the variant's own
                          options (default: none)
 =======================  ===============================================================
@@ -107,9 +110,11 @@ class UCRLSets(abc.ABC):
 
     def mixture(self, model: ConfidenceSet, solution: Solution):
         """``(other_action [S], weight [S])``: with probability ``weight[s]`` the policy
-        plays ``other_action[s]`` instead of ``solution.policy[s]`` (where
-        :meth:`mixes`)."""
-        raise NotImplementedError(f"{type(self).__name__} does not mix actions")
+        plays ``other_action[s]`` instead of ``solution.policy[s]`` (read where
+        :meth:`mixes`). By default the deterministic policy itself: ``solution.policy``
+        with weight 0."""
+        del model
+        return solution.policy, jnp.zeros(solution.policy.shape, solution.bias.dtype)
 
     def draws_action_noise(self) -> bool:
         """Whether each replication draws a noise per action at its start
